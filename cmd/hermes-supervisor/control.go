@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hermes-agent/hermes-supervisor/lockstore"
+	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/procstate"
+	"github.com/hermes-agent/hermes-supervisor/supervisor"
+)
+
+// LSB status exit codes.
+const (
+	statusRunning    = 0
+	statusNotRunning = 3
+	statusUnknown    = 4
+)
+
+func newStatusCmd(g *globals) *cobra.Command {
+	var asJSON bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "status [--json]",
+		Short: "Show the supervisor's state (exit 0 running, 3 not running, 4 unknown)",
+		Long: `Status asks the running supervisor over its control endpoint and, when none
+answers, reads the state file the last supervisor left in the Hermes home.
+
+Exit status follows LSB: 0 when a supervisor is keeping the gateway up
+(starting, running, backoff, stopping), 3 when none runs or it is stopped or
+failed, 4 when the state cannot be determined.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			layout, err := g.layout()
+			if err != nil {
+				return &exitError{code: statusUnknown, err: err}
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			defer cancel()
+			st, err := queryStatus(ctx, layout)
+			if err != nil {
+				return &exitError{code: statusUnknown, err: err}
+			}
+			if err := printStatus(cmd.OutOrStdout(), st, asJSON); err != nil {
+				return err
+			}
+			if st.Up() {
+				return nil
+			}
+			return &exitError{code: statusNotRunning}
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
+	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "how long to wait for the supervisor's answer")
+	return cmd
+}
+
+func printStatus(w io.Writer, st *supervisor.Status, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(st)
+	}
+	return st.WriteText(w, time.Now())
+}
+
+// queryStatus asks the endpoint, then falls back to the state file, whose
+// claims are only believed while the supervisor that wrote it is alive.
+func queryStatus(ctx context.Context, layout lockstore.Layout) (*supervisor.Status, error) {
+	resp, err := supervisor.Call(ctx, platform.ControlAddress(layout.Home), "status")
+	if err == nil {
+		if resp.Status == nil {
+			return nil, fmt.Errorf("supervisor answered without a status: %s", resp.Error)
+		}
+		return resp.Status, nil
+	}
+	if !errors.Is(err, platform.ErrNoEndpoint) && !errors.Is(err, os.ErrPermission) {
+		return nil, fmt.Errorf("ask the supervisor: %w", err)
+	}
+	st, ferr := supervisor.ReadStatusFile(layout.SupervisorState())
+	switch {
+	case errors.Is(ferr, supervisor.ErrNoState):
+		st = &supervisor.Status{State: supervisor.Stopped, Home: layout.Home, LockDir: layout.LockDir, Source: "none",
+			Reason: "no supervisor has run for this home"}
+	case ferr != nil:
+		return nil, ferr
+	default:
+		prober := procstate.NewProber(procstate.Options{StartTolerance: -1})
+		self := procstate.Identity{PID: st.Supervisor.PID, StartTime: st.Supervisor.StartTime, Argv: st.Supervisor.Argv}
+		if errors.Is(err, platform.ErrNoEndpoint) || prober.Judge(ctx, self, argvEqual(self.Argv)).Verdict.Stale() {
+			st.Reason = fmt.Sprintf("no supervisor runs (the last one, pid %d, was %s: %s)", st.Supervisor.PID, st.State, st.Reason)
+			st.State, st.Child, st.NextStart = supervisor.Stopped, nil, nil
+		}
+	}
+	if !st.Up() {
+		st.Reason += ownerNote(ctx, layout)
+	}
+	return st, nil
+}
+
+// ownerNote says who holds the home when no supervisor does, so that a
+// gateway started by hand is named rather than guessed at.
+func ownerNote(ctx context.Context, layout lockstore.Layout) string {
+	rec, err := lockstore.ReadRecord(layout.PIDFile())
+	if err != nil {
+		return ""
+	}
+	prober := procstate.NewProber(procstate.Options{StartTolerance: -1})
+	if prober.Judge(ctx, rec.Identity(), lockstore.IsGatewayArgv).Verdict.Stale() {
+		return fmt.Sprintf("; %s names pid %d, which is gone: `hermes-supervisor sweep` clears it", layout.PIDFile(), rec.PID)
+	}
+	return fmt.Sprintf("; a gateway not run by hermes-supervisor (pid %d) holds this home: stop it with `hermes gateway stop`, then start `hermes-supervisor run`", rec.PID)
+}
+
+func argvEqual(want []string) func([]string) bool {
+	return func(argv []string) bool { return slices.Equal(argv, want) }
+}
+
+func newStopCmd(g *globals) *cobra.Command {
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "stop",
+		Short: "Stop the gateway and the supervisor (waits until both are down)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return control(cmd, g, "stop", timeout, func(err error) error {
+				fmt.Fprintln(cmd.OutOrStdout(), "not running")
+				return nil
+			})
+		},
+	}
+	cmd.Flags().DurationVar(&timeout, "timeout", supervisor.DefaultStopTimeout+15*time.Second, "how long to wait for the stop to complete")
+	return cmd
+}
+
+func newRestartCmd(g *globals) *cobra.Command {
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "restart",
+		Short: "Restart the gateway (also leaves the failed state)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return control(cmd, g, "restart", timeout, func(err error) error {
+				return &exitError{code: statusNotRunning, err: fmt.Errorf("no supervisor is running: start one with `hermes-supervisor run`")}
+			})
+		},
+	}
+	cmd.Flags().DurationVar(&timeout, "timeout", supervisor.DefaultStopTimeout+15*time.Second, "how long to wait for the restart to complete")
+	return cmd
+}
+
+// control sends verb to the running supervisor; notRunning decides what
+// "nobody listens" means for that verb.
+func control(cmd *cobra.Command, g *globals, verb string, timeout time.Duration, notRunning func(error) error) error {
+	layout, err := g.layout()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+	defer cancel()
+	resp, err := supervisor.Call(ctx, platform.ControlAddress(layout.Home), verb)
+	switch {
+	case errors.Is(err, platform.ErrNoEndpoint):
+		return notRunning(err)
+	case errors.Is(err, os.ErrPermission):
+		return fmt.Errorf("%s: permission denied on the control endpoint: run as the user the supervisor runs as", verb)
+	case err != nil:
+		return err
+	case !resp.OK:
+		return fmt.Errorf("%s: %s", verb, resp.Error)
+	}
+	if resp.Status != nil {
+		fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", verb, resp.Status.State)
+	}
+	return nil
+}

@@ -1,0 +1,47 @@
+// Command hermes-supervisor supervises the Hermes gateway: it owns the
+// gateway as its child, clears stale pid and lock files before every start
+// and restarts it with backoff.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+)
+
+func main() {
+	os.Exit(Main(os.Args[1:]))
+}
+
+// exitError carries a specific exit status (LSB status codes) out of cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+func (e *exitError) Unwrap() error { return e.err }
+
+// Main runs the CLI with args and returns the process exit status.
+func Main(args []string) int {
+	root := newRoot(os.Getenv)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(os.Stderr, "hermes-supervisor: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintf(os.Stderr, "hermes-supervisor: %v\n", err)
+	return 1
+}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/hermes-agent/hermes-supervisor/lockstore"
+	"github.com/hermes-agent/hermes-supervisor/procstate"
+)
+
+// The test binary is installed on PATH as hermes-supervisor, so the scripts
+// drive the real CLI, and `run --demo` re-executes it as the demo gateway.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"hermes-supervisor": func() { os.Exit(Main(os.Args[1:])) },
+	})
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("HERMES_HOME", filepath.Join(env.WorkDir, "home"))
+			env.Setenv("HERMES_GATEWAY_LOCK_DIR", filepath.Join(env.WorkDir, "locks"))
+			env.Setenv("XDG_STATE_HOME", filepath.Join(env.WorkDir, "state"))
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"waitstatus": cmdWaitStatus,
+			"pidof":      cmdPidOf,
+			"signal":     cmdSignal,
+			"alive":      cmdAlive,
+			"age":        cmdAge,
+			"waitfile":   cmdWaitFile,
+		},
+	})
+}
+
+// waitstatus STATE [FIELD=VALUE...] polls `hermes-supervisor status --json`
+// until the state matches and every FIELD (restarts, child.ready,
+// child.adopted) has the given value; it fails after 30 s.
+func cmdWaitStatus(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 {
+		ts.Fatalf("usage: waitstatus STATE [restarts=N] [ready=BOOL]")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	var last string
+	for time.Now().Before(deadline) {
+		_ = ts.Exec("hermes-supervisor", "status", "--json")
+		last = ts.ReadFile("stdout")
+		var st struct {
+			State    string `json:"state"`
+			Restarts int    `json:"restarts"`
+			Child    *struct {
+				Ready bool `json:"ready"`
+			} `json:"child"`
+		}
+		if json.Unmarshal([]byte(last), &st) == nil && st.State == args[0] && matches(st.Restarts, st.Child != nil && st.Child.Ready, args[1:]) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ts.Fatalf("status did not reach %v; last:\n%s", args, last)
+}
+
+func matches(restarts int, ready bool, conds []string) bool {
+	for _, c := range conds {
+		k, v, _ := strings.Cut(c, "=")
+		switch k {
+		case "restarts":
+			if strconv.Itoa(restarts) != v {
+				return false
+			}
+		case "ready":
+			if strconv.FormatBool(ready) != v {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// pidof VAR FILE sets VAR to the pid a record file names.
+func cmdPidOf(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: pidof VAR FILE")
+	}
+	rec, err := lockstore.ReadRecord(ts.MkAbs(args[1]))
+	ts.Check(err)
+	ts.Setenv(args[0], strconv.Itoa(rec.PID))
+}
+
+// signal -SIG PID sends TERM, KILL, INT, HUP or USR1 to PID (only KILL on
+// Windows).
+func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: signal -TERM|-KILL|-INT|-HUP|-USR1 PID")
+	}
+	pid, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	ts.Check(sendSignal(pid, args[0][1:]))
+}
+
+// alive PID succeeds while PID runs (a zombie counts as gone); with !, it
+// waits up to 30 s for PID to go.
+func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: [!] alive PID")
+	}
+	pid, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	p := procstate.NewProber(procstate.Options{StartTolerance: -1})
+	live := func() bool {
+		id, err := p.Inspect(context.Background(), pid)
+		return err == nil && !p.Judge(context.Background(), id, nil).Verdict.Stale()
+	}
+	if !neg {
+		if !live() {
+			ts.Fatalf("pid %d is not running", pid)
+		}
+		return
+	}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if !live() {
+			return
+		}
+	}
+	ts.Fatalf("pid %d still runs", pid)
+}
+
+// age FILE DURATION moves FILE's modification time into the past.
+func cmdAge(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: age FILE DURATION")
+	}
+	d, err := time.ParseDuration(args[1])
+	ts.Check(err)
+	t := time.Now().Add(-d)
+	ts.Check(os.Chtimes(ts.MkAbs(args[0]), t, t))
+}
+
+// waitfile FILE waits up to 30 s for FILE to exist and hold a record.
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfile FILE")
+	}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := lockstore.ReadRecord(ts.MkAbs(args[0])); err == nil {
+			return
+		}
+	}
+	ts.Fatalf("%s did not appear", args[0])
+}

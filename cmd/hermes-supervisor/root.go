@@ -1,0 +1,133 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/hermes-agent/hermes-supervisor/lockstore"
+	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/supervisor"
+)
+
+// globals are the flags every command shares.
+type globals struct {
+	getenv     func(string) string
+	home       string
+	lockDir    string
+	configPath string
+	logFormat  string
+	logLevel   string
+	file       supervisor.FileConfig
+}
+
+func newRoot(getenv func(string) string) *cobra.Command {
+	g := &globals{getenv: getenv}
+	root := &cobra.Command{
+		Use:           "hermes-supervisor",
+		Short:         "Supervise the Hermes gateway without stale-file flap loops",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       version,
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.home, "home", "", "Hermes home (default $HERMES_HOME, else ~/.hermes)")
+	pf.StringVar(&g.lockDir, "lock-dir", "", "scoped lock directory (default $HERMES_GATEWAY_LOCK_DIR, else $XDG_STATE_HOME/hermes/gateway-locks)")
+	pf.StringVar(&g.configPath, "config", "", "JSON config file (default $HERMES_SUPERVISOR_CONFIG, else <home>/hermes-supervisor.json if present)")
+	pf.StringVar(&g.logFormat, "log-format", "", "log format: console or json (default console)")
+	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	root.AddCommand(newRunCmd(g), newStatusCmd(g), newStopCmd(g), newRestartCmd(g), newSweepCmd(g), newDemoGatewayCmd(g))
+	return root
+}
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// layout resolves the home and lock directory: flag, then environment, then
+// config file, then Hermes' defaults; it also loads the config file.
+func (g *globals) layout() (lockstore.Layout, error) {
+	home := g.home
+	if home == "" {
+		h, err := platform.DefaultHermesHome(g.getenv)
+		if err != nil {
+			return lockstore.Layout{}, fmt.Errorf("find the Hermes home: %w: pass --home", err)
+		}
+		home = h
+	}
+	if err := g.loadConfig(home); err != nil {
+		return lockstore.Layout{}, err
+	}
+	if g.home == "" && g.getenv("HERMES_HOME") == "" && g.file.Home != "" {
+		home = g.file.Home
+	}
+	lockDir := g.lockDir
+	if lockDir == "" && g.getenv("HERMES_GATEWAY_LOCK_DIR") == "" && g.file.LockDir != "" {
+		lockDir = g.file.LockDir
+	}
+	if lockDir == "" {
+		d, err := platform.DefaultLockDir(g.getenv)
+		if err != nil {
+			return lockstore.Layout{}, fmt.Errorf("find the lock directory: %w: pass --lock-dir", err)
+		}
+		lockDir = d
+	}
+	var err error
+	if home, err = filepath.Abs(home); err != nil {
+		return lockstore.Layout{}, err
+	}
+	if lockDir, err = filepath.Abs(lockDir); err != nil {
+		return lockstore.Layout{}, err
+	}
+	return lockstore.Layout{Home: home, LockDir: lockDir}, nil
+}
+
+func (g *globals) loadConfig(home string) error {
+	path, explicit := g.configPath, true
+	if path == "" {
+		path = g.getenv("HERMES_SUPERVISOR_CONFIG")
+	}
+	if path == "" {
+		path, explicit = filepath.Join(home, "hermes-supervisor.json"), false
+	}
+	fc, err := supervisor.ReadFileConfig(path)
+	if err != nil {
+		if !explicit && errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	g.file = fc
+	return nil
+}
+
+func (g *globals) logger() (*zap.Logger, error) {
+	format := g.logFormat
+	if format == "" {
+		format = g.file.LogFormat
+	}
+	if format == "" {
+		format = "console"
+	}
+	var level zapcore.Level
+	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", g.logLevel)
+	}
+	enc := zap.NewProductionEncoderConfig()
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	var encoder zapcore.Encoder
+	switch format {
+	case "json":
+		encoder = zapcore.NewJSONEncoder(enc)
+	case "console":
+		enc.EncodeLevel = zapcore.CapitalLevelEncoder
+		encoder = zapcore.NewConsoleEncoder(enc)
+	default:
+		return nil, fmt.Errorf("--log-format %q: use console or json", format)
+	}
+	return zap.New(zapcore.NewCore(encoder, zapcore.Lock(os.Stderr), level)), nil
+}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+
+	"github.com/hermes-agent/hermes-supervisor/demogateway"
+	"github.com/hermes-agent/hermes-supervisor/lockstore"
+	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/procstate"
+	"github.com/hermes-agent/hermes-supervisor/supervisor"
+)
+
+// defaultGateway is the command Hermes' own launchd agent runs.
+var defaultGateway = []string{"hermes", "gateway", "run", "--external-supervisor"}
+
+type runFlags struct {
+	demo         bool
+	stopTimeout  time.Duration
+	readyTimeout time.Duration
+	policy       supervisor.Policy
+}
+
+func newRunCmd(g *globals) *cobra.Command {
+	f := &runFlags{policy: supervisor.DefaultPolicy()}
+	cmd := &cobra.Command{
+		Use:   "run [--demo] [-- COMMAND ARGS...]",
+		Short: "Supervise the gateway in the foreground",
+		Long: `Run supervises the Hermes gateway in the foreground until SIGTERM or SIGINT.
+
+Before every start it sweeps stale pid and lock files (only those whose owner
+is dead, a zombie, stopped, or a process that reused the pid). On every exit it
+releases the gateway's own files and restarts it with backoff; exit 75 restarts
+at once, exit 78 stops restarting. SIGHUP restarts the gateway.
+
+The gateway command is, in order: COMMAND after --, the config file's
+"command", "hermes gateway run --external-supervisor" when hermes is on PATH,
+else the built-in demo gateway.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSupervisor(cmd, g, f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.SortFlags = false
+	fl.BoolVar(&f.demo, "demo", false, "supervise the built-in demo gateway")
+	fl.DurationVar(&f.stopTimeout, "stop-timeout", supervisor.DefaultStopTimeout, "how long a stop waits before killing the gateway's process tree")
+	fl.DurationVar(&f.readyTimeout, "ready-timeout", supervisor.DefaultReadyTimeout, "how long a gateway may run without writing gateway.pid before it counts as running")
+	fl.DurationVar(&f.policy.InitialBackoff, "initial-backoff", f.policy.InitialBackoff, "delay before the second restart of a failure streak (the first is immediate)")
+	fl.DurationVar(&f.policy.MaxBackoff, "max-backoff", f.policy.MaxBackoff, "longest delay between restarts")
+	fl.DurationVar(&f.policy.ResetAfter, "reset-after", f.policy.ResetAfter, "uptime after which a run counts as healthy and the backoff resets")
+	fl.IntVar(&f.policy.CrashLoopMax, "crash-loop-max", f.policy.CrashLoopMax, "failures within --crash-loop-window that put the supervisor in the failed state")
+	fl.DurationVar(&f.policy.CrashLoopWindow, "crash-loop-window", f.policy.CrashLoopWindow, "window for --crash-loop-max")
+	fl.Float64Var(&f.policy.Jitter, "jitter", f.policy.Jitter, "fraction by which each backoff delay varies")
+	fl.DurationVar(&f.policy.MinUptime, "min-uptime", f.policy.MinUptime, "a restart request (exit 75) sooner than this after start counts as a failure")
+	return cmd
+}
+
+func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) error {
+	layout, err := g.layout()
+	if err != nil {
+		return err
+	}
+	log, err := g.logger()
+	if err != nil {
+		return err
+	}
+	defer log.Sync() //nolint:errcheck // stderr sync fails on terminals
+
+	cfg := supervisor.Config{
+		Layout:         layout,
+		ControlAddress: platform.ControlAddress(layout.Home),
+		Env:            append(g.file.Env, "HERMES_HOME="+layout.Home, "HERMES_GATEWAY_LOCK_DIR="+layout.LockDir, "HERMES_SUPERVISED_CHILD=1"),
+	}
+	// One precedence rule: a flag the user set, else the config file, else
+	// the flag's default.
+	fl := cmd.Flags()
+	for name, v := range g.file.FlagValues() {
+		if !fl.Changed(name) {
+			if err := fl.Set(name, v); err != nil {
+				return fmt.Errorf("config file: %s: %w", name, err)
+			}
+		}
+	}
+	cfg.Policy, cfg.StopTimeout, cfg.ReadyTimeout = f.policy, f.stopTimeout, f.readyTimeout
+	if cfg.Command, err = gatewayCommand(cmd, g, f, args); err != nil {
+		return err
+	}
+	if err := prepareDirs(layout); err != nil {
+		return err
+	}
+	unlock, err := lockHome(layout)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+
+	prober := procstate.NewProber(procstate.Options{StartTolerance: -1})
+	sup, err := supervisor.New(cfg, log, supervisor.SystemClock{}, prober)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), platform.ShutdownSignals()...)
+	defer stop()
+	if hup, ok := platform.ReloadSignal(); ok {
+		hups := make(chan os.Signal, 1)
+		signal.Notify(hups, hup)
+		defer signal.Stop(hups)
+		go func() {
+			for range hups {
+				sup.Do(ctx, "restart")
+			}
+		}()
+	}
+	log.Info("supervising", zap.Strings("command", cfg.Command), zap.String("home", layout.Home),
+		zap.String("lock_dir", layout.LockDir), zap.String("control", cfg.ControlAddress))
+	return sup.Run(ctx)
+}
+
+func gatewayCommand(cmd *cobra.Command, g *globals, f *runFlags, args []string) ([]string, error) {
+	switch {
+	case len(args) > 0:
+		if f.demo {
+			return nil, errors.New("--demo and a COMMAND after -- exclude each other")
+		}
+		return args, nil
+	case f.demo:
+		return demoCommand()
+	case len(g.file.Command) > 0:
+		return g.file.Command, nil
+	}
+	if _, err := exec.LookPath(defaultGateway[0]); err != nil {
+		fmt.Fprintln(cmd.ErrOrStderr(), "hermes-supervisor: hermes is not on PATH; running the built-in demo gateway instead (pass --demo to say so, or -- COMMAND to run another)")
+		return demoCommand()
+	}
+	return defaultGateway, nil
+}
+
+func demoCommand() ([]string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find own executable for the demo gateway: %w", err)
+	}
+	return []string{exe, demogateway.Command}, nil
+}
+
+// prepareDirs creates the home and lock directory as Hermes would, and
+// turns the usual mistakes into one actionable line.
+func prepareDirs(l lockstore.Layout) error {
+	for _, d := range []struct{ path, flag string }{{l.Home, "--home"}, {l.LockDir, "--lock-dir"}} {
+		if fi, err := os.Stat(d.path); err == nil && !fi.IsDir() {
+			return fmt.Errorf("%s is a file, not a directory: pass %s to a directory", d.path, d.flag)
+		}
+		if err := os.MkdirAll(d.path, 0o700); err != nil {
+			return fmt.Errorf("create %s: %w: pass %s to a directory you may write", d.path, err, d.flag)
+		}
+	}
+	return nil
+}
+
+// lockHome makes this the only supervisor of the home, with an advisory
+// lock the OS drops if we die: a pid file could go stale, this cannot.
+func lockHome(l lockstore.Layout) (func(), error) {
+	path := l.SupervisorLock()
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w: check the permissions of the Hermes home", path, err)
+	}
+	if err := platform.LockFile(f); err != nil {
+		f.Close()
+		if errors.Is(err, platform.ErrLocked) {
+			owner := "another process"
+			if r, rerr := lockstore.ReadRecord(path); rerr == nil {
+				owner = fmt.Sprintf("pid %d", r.PID)
+			}
+			return nil, &exitError{code: 1, err: fmt.Errorf(
+				"another hermes-supervisor (%s) already supervises %s: use `hermes-supervisor status`, or stop it first", owner, l.Home)}
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	b, _ := json.Marshal(map[string]any{"pid": os.Getpid(), "kind": "hermes-supervisor"})
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt(append(b, '\n'), 0)
+	}
+	return func() {
+		_ = platform.UnlockFile(f)
+		_ = f.Close()
+	}, nil
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+
+	"github.com/hermes-agent/hermes-supervisor/lockstore"
+	"github.com/hermes-agent/hermes-supervisor/procstate"
+)
+
+func newSweepCmd(g *globals) *cobra.Command {
+	var dryRun, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "sweep [--dry-run] [--json]",
+		Short: "Judge every pid and lock file and remove the stale ones",
+		Long: `Sweep judges gateway.pid, gateway.lock, gateway_state.json, Hermes' markers and
+every *.lock in the lock directory, and removes a file only when its owner is
+dead, a zombie, stopped, or a process that reused the pid. Files of a live
+gateway, and files that cannot be judged, are kept. Corrupt files older than a
+few seconds are moved aside to <name>.corrupt. --dry-run changes nothing.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			layout, err := g.layout()
+			if err != nil {
+				return err
+			}
+			log := zap.NewNop()
+			if !asJSON {
+				if log, err = g.logger(); err != nil {
+					return err
+				}
+			}
+			store := lockstore.New(layout, procstate.NewProber(procstate.Options{StartTolerance: -1}), log, time.Now)
+			entries, sweepErr := store.Sweep(cmd.Context(), dryRun)
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(entries); err != nil {
+					return err
+				}
+			} else {
+				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "PATH\tKIND\tPID\tVERDICT\tACTION\tREASON")
+				for _, e := range entries {
+					pid := "-"
+					if e.Record != nil {
+						pid = fmt.Sprint(e.Record.PID)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Path, e.Kind, pid, e.Verdict, e.Action, e.Reason)
+				}
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+				if len(entries) == 0 {
+					fmt.Fprintf(out, "nothing to judge in %s or %s\n", layout.Home, layout.LockDir)
+				}
+			}
+			if sweepErr != nil {
+				return &exitError{code: 1, err: sweepErr}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "judge and report, change nothing")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the verdicts as JSON")
+	return cmd
+}

@@ -1,0 +1,352 @@
+// Package demogateway is a stand-in for the Hermes gateway that treats the
+// pid, lock and state files exactly as the real one does, so the supervisor
+// can be run, demonstrated and tested where Hermes is not installed.
+//
+// It is deliberately as naive as the gateways that cause flap loops: it
+// claims gateway.pid with O_EXCL and refuses to start when the file exists,
+// and it trusts a scoped lock's pid if that pid merely exists.
+package demogateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"time"
+
+	"github.com/shirou/gopsutil/v4/process"
+
+	"github.com/hermes-agent/hermes-supervisor/lockstore"
+	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/procstate"
+)
+
+// Command is the subcommand name the demo gateway runs under; lockstore
+// recognises command lines carrying it as gateways.
+const Command = "demo-gateway"
+
+// Scope is the scoped-lock scope the demo gateway claims.
+const Scope = "demo-bot-token"
+
+// Exit codes, as Hermes uses them.
+const (
+	exitOK      = 0
+	exitRefused = 1
+	exitRestart = 75
+)
+
+type options struct {
+	home, lockDir  string
+	token          string
+	exitAfter      time.Duration
+	exitCode       int
+	noCleanup      bool
+	ignoreTerm     bool
+	readyDelay     time.Duration
+	grandchild     bool
+	grandchildFile string
+	sleepForever   bool
+}
+
+// Main runs the demo gateway with args (after the subcommand name) and
+// returns its exit code. getenv supplies HERMES_HOME and
+// HERMES_GATEWAY_LOCK_DIR defaults.
+func Main(args []string, getenv func(string) string, stderr io.Writer) int {
+	fs := flag.NewFlagSet(Command, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	fs.StringVar(&o.home, "home", "", "Hermes home (default $HERMES_HOME or ~/.hermes)")
+	fs.StringVar(&o.lockDir, "lock-dir", "", "scoped lock directory (default $HERMES_GATEWAY_LOCK_DIR or Hermes' default)")
+	fs.StringVar(&o.token, "token", "demo-token", "the bot token whose scoped lock it claims")
+	fs.DurationVar(&o.exitAfter, "exit-after", 0, "exit on its own after this long (0: never)")
+	fs.IntVar(&o.exitCode, "exit-code", 1, "exit code used by -exit-after")
+	fs.BoolVar(&o.noCleanup, "no-cleanup", false, "with -exit-after, exit like a crash, leaving every file behind")
+	fs.BoolVar(&o.ignoreTerm, "ignore-term", false, "ignore SIGTERM, like a wedged gateway")
+	fs.DurationVar(&o.readyDelay, "ready-delay", 0, "wait this long before writing gateway.pid")
+	fs.BoolVar(&o.grandchild, "spawn-grandchild", false, "start a child process of its own, as tools do")
+	fs.StringVar(&o.grandchildFile, "grandchild-pid-file", "", "write the grandchild's pid here")
+	fs.BoolVar(&o.sleepForever, "sleep", false, "only block until killed (used for the grandchild)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if o.sleepForever {
+		select {}
+	}
+	g, err := newGateway(o, getenv, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "demo-gateway: %v\n", err)
+		return 2
+	}
+	return g.run()
+}
+
+type gateway struct {
+	o       options
+	layout  lockstore.Layout
+	self    procstate.Identity
+	log     io.Writer
+	lock    *os.File
+	scoped  string
+	ownsPID bool
+}
+
+func newGateway(o options, getenv func(string) string, stderr io.Writer) (*gateway, error) {
+	var err error
+	if o.home == "" {
+		if o.home, err = platform.DefaultHermesHome(getenv); err != nil {
+			return nil, err
+		}
+	}
+	if o.lockDir == "" {
+		if o.lockDir, err = platform.DefaultLockDir(getenv); err != nil {
+			return nil, err
+		}
+	}
+	self, err := procstate.NewProber(procstate.Options{StartTolerance: -1}).Self(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	return &gateway{o: o, layout: lockstore.Layout{Home: o.home, LockDir: o.lockDir}, self: self, log: stderr}, nil
+}
+
+func (g *gateway) say(format string, args ...any) {
+	fmt.Fprintf(g.log, "demo-gateway[%d]: %s\n", g.self.PID, fmt.Sprintf(format, args...))
+}
+
+func (g *gateway) run() int {
+	// Hermes' startup order: runtime lock, then pid file, then platforms.
+	if err := os.MkdirAll(g.o.home, 0o700); err != nil {
+		g.say("cannot create home: %v", err)
+		return exitRefused
+	}
+	if code, ok := g.claim(); !ok {
+		g.releaseFiles()
+		return code
+	}
+	g.say("running: gateway.pid and %s claimed", Scope)
+	sigs := make(chan os.Signal, 4)
+	if term, ok := platform.TerminateSignal(); ok {
+		if !g.o.ignoreTerm {
+			signal.Notify(sigs, term)
+		} else {
+			signal.Ignore(term)
+		}
+	}
+	signal.Notify(sigs, os.Interrupt)
+	if usr1, ok := platform.RestartSignal(); ok {
+		signal.Notify(sigs, usr1)
+	}
+	var exitTimer <-chan time.Time
+	if g.o.exitAfter > 0 {
+		exitTimer = time.After(g.o.exitAfter)
+	}
+	// Hermes on Windows has no signal handlers: a thread polls the marker.
+	var markerPoll <-chan time.Time
+	if _, ok := platform.TerminateSignal(); !ok {
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		markerPoll = t.C
+	}
+	for {
+		select {
+		case sig := <-sigs:
+			switch {
+			case sig == os.Interrupt:
+				return g.stop(exitOK, "interrupted")
+			case isRestart(sig):
+				return g.stop(exitRestart, "restart requested")
+			default:
+				planned, err := lockstore.ConsumePlannedStop(g.layout, g.self, time.Now())
+				if err != nil {
+					g.say("planned-stop marker: %v", err)
+				}
+				if planned {
+					return g.stop(exitOK, "planned stop")
+				}
+				// Hermes exits 1 on an unplanned SIGTERM without persisting stopped.
+				g.releaseFiles()
+				g.say("unplanned SIGTERM")
+				return exitRefused
+			}
+		case <-markerPoll:
+			if planned, _ := lockstore.ConsumePlannedStop(g.layout, g.self, time.Now()); planned {
+				return g.stop(exitOK, "planned stop")
+			}
+		case <-exitTimer:
+			if g.o.noCleanup {
+				g.say("crashing with exit %d", g.o.exitCode)
+				return g.o.exitCode
+			}
+			return g.stop(g.o.exitCode, fmt.Sprintf("exiting %d as asked", g.o.exitCode))
+		}
+	}
+}
+
+func isRestart(sig os.Signal) bool {
+	usr1, ok := platform.RestartSignal()
+	return ok && sig == usr1
+}
+
+// claim takes the runtime lock, the pid file and the scoped lock, and
+// reports the exit code to use when one of them is taken.
+func (g *gateway) claim() (int, bool) {
+	rec := lockstore.NewRecord(g.self, g.o.home)
+	body, _ := json.Marshal(rec)
+	f, err := os.OpenFile(g.layout.RuntimeLock(), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		g.say("open runtime lock: %v", err)
+		return exitRefused, false
+	}
+	if err := platform.LockFile(f); err != nil {
+		f.Close()
+		g.say("gateway already running: %s is locked (%v)", g.layout.RuntimeLock(), err)
+		return exitRefused, false
+	}
+	g.lock = f
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt(body, 0)
+	}
+	if g.o.readyDelay > 0 {
+		time.Sleep(g.o.readyDelay)
+	}
+	if err := lockstore.WriteExclusive(g.layout.PIDFile(), rec); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			owner := "unknown"
+			if r, err := lockstore.ReadRecord(g.layout.PIDFile()); err == nil {
+				owner = fmt.Sprint(r.PID)
+			}
+			g.say("PID file race lost: %s exists (PID %s)", g.layout.PIDFile(), owner)
+		} else {
+			g.say("write pid file: %v", err)
+		}
+		return exitRefused, false
+	}
+	g.ownsPID = true
+	if err := os.MkdirAll(g.o.lockDir, 0o700); err != nil {
+		g.say("create lock dir: %v", err)
+		return exitRefused, false
+	}
+	if code, ok := g.claimScoped(); !ok {
+		return code, false
+	}
+	if g.o.grandchild {
+		if err := g.spawnGrandchild(); err != nil {
+			g.say("spawn grandchild: %v", err)
+			return exitRefused, false
+		}
+	}
+	g.writeState("running", nil)
+	return 0, true
+}
+
+func (g *gateway) claimScoped() (int, bool) {
+	path := g.layout.ScopedLock(Scope, g.o.token)
+	sum := sha256.Sum256([]byte(g.o.token))
+	rec := lockstore.NewRecord(g.self, g.o.home)
+	rec.Scope = Scope
+	rec.IdentityHash = hex.EncodeToString(sum[:])[:16]
+	rec.Metadata = json.RawMessage(`{}`)
+	rec.UpdatedAt = time.Now().UTC().Format("2006-01-02T15:04:05.000000-07:00")
+	for attempt := 0; attempt < 2; attempt++ {
+		err := lockstore.WriteExclusive(path, rec)
+		if err == nil {
+			g.scoped = path
+			return 0, true
+		}
+		if !errors.Is(err, os.ErrExist) {
+			g.say("write scoped lock: %v", err)
+			return exitRefused, false
+		}
+		owner, err := lockstore.ReadRecord(path)
+		if err != nil {
+			// Hermes unlinks an invalid lock and tries again.
+			_ = os.Remove(path)
+			continue
+		}
+		// The footgun the supervisor exists for: a bare existence check
+		// trusts whatever process now has the pid.
+		if alive, _ := process.PidExists(int32(owner.PID)); alive {
+			g.say("bot token already in use (PID %d)", owner.PID)
+			return exitRefused, false
+		}
+		_ = os.Rename(path, path+".stale")
+		_ = os.Remove(path + ".stale")
+	}
+	g.say("could not claim %s", path)
+	return exitRefused, false
+}
+
+func (g *gateway) spawnGrandchild() error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(exe, Command, "-sleep")
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	g.say("started grandchild pid %d", cmd.Process.Pid)
+	if g.o.grandchildFile != "" {
+		return lockstore.WriteFileAtomic(g.o.grandchildFile, []byte(fmt.Sprintln(cmd.Process.Pid)), 0o644)
+	}
+	return nil
+}
+
+func (g *gateway) stop(code int, why string) int {
+	g.releaseFiles()
+	state := "stopped"
+	if code == exitRestart {
+		state = "draining"
+	}
+	g.writeState(state, &why)
+	g.say("%s: exiting %d", why, code)
+	return code
+}
+
+// releaseFiles removes only this process's own records, as Hermes'
+// remove_pid_file and release_scoped_lock do.
+func (g *gateway) releaseFiles() {
+	if g.scoped != "" {
+		if r, err := lockstore.ReadRecord(g.scoped); err == nil && r.PID == g.self.PID {
+			_ = os.Remove(g.scoped)
+		}
+	}
+	if g.ownsPID {
+		if r, err := lockstore.ReadRecord(g.layout.PIDFile()); err == nil && r.PID == g.self.PID {
+			_ = os.Remove(g.layout.PIDFile())
+		}
+	}
+	if g.lock != nil {
+		_ = platform.UnlockFile(g.lock)
+		_ = g.lock.Close()
+	}
+}
+
+func (g *gateway) writeState(state string, reason *string) {
+	err := lockstore.UpdateState(g.layout, time.Now(), func(m map[string]any) {
+		rec := lockstore.NewRecord(g.self, g.o.home)
+		b, _ := json.Marshal(rec)
+		var fields map[string]any
+		_ = json.Unmarshal(b, &fields)
+		for k, v := range fields {
+			m[k] = v
+		}
+		m["gateway_state"] = state
+		if reason != nil {
+			m["exit_reason"] = *reason
+		} else {
+			m["exit_reason"] = nil
+		}
+		m["platforms"] = map[string]any{"demo": map[string]any{"state": "connected"}}
+	})
+	if err != nil {
+		g.say("write gateway_state.json: %v", err)
+	}
+}

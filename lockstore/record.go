@@ -1,0 +1,280 @@
+// Package lockstore reads, writes, judges and sweeps the Hermes gateway's
+// pid, lock, state and marker files.
+package lockstore
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/hermes-agent/hermes-supervisor/procstate"
+)
+
+// GatewayKind is the "kind" Hermes writes into every gateway record.
+const GatewayKind = "hermes-gateway"
+
+// MaxRecordSize bounds every read: a larger file is corrupt, never slurped.
+const MaxRecordSize = 64 << 10
+
+// Layout names every file of one Hermes home and its lock directory.
+type Layout struct{ Home, LockDir string }
+
+// PIDFile returns <home>/gateway.pid.
+func (l Layout) PIDFile() string { return filepath.Join(l.Home, "gateway.pid") }
+
+// RuntimeLock returns <home>/gateway.lock.
+func (l Layout) RuntimeLock() string { return filepath.Join(l.Home, "gateway.lock") }
+
+// StateFile returns <home>/gateway_state.json.
+func (l Layout) StateFile() string { return filepath.Join(l.Home, "gateway_state.json") }
+
+// PlannedStopMarker returns <home>/.gateway-planned-stop.json.
+func (l Layout) PlannedStopMarker() string {
+	return filepath.Join(l.Home, ".gateway-planned-stop.json")
+}
+
+// TakeoverMarker returns <home>/.gateway-takeover.json.
+func (l Layout) TakeoverMarker() string { return filepath.Join(l.Home, ".gateway-takeover.json") }
+
+// SupervisorState returns <home>/hermes-supervisor.state.json.
+func (l Layout) SupervisorState() string {
+	return filepath.Join(l.Home, "hermes-supervisor.state.json")
+}
+
+// SupervisorLock returns <home>/hermes-supervisor.lock.
+func (l Layout) SupervisorLock() string { return filepath.Join(l.Home, "hermes-supervisor.lock") }
+
+// ScopedLock returns <lockdir>/<scope>-<sha256(identity)[:16]>.lock.
+func (l Layout) ScopedLock(scope, identity string) string {
+	return filepath.Join(l.LockDir, scope+"-"+IdentityHash(identity)+".lock")
+}
+
+// IdentityHash is the 16-hex-digit hash Hermes names scoped locks by.
+func IdentityHash(identity string) string {
+	sum := sha256.Sum256([]byte(identity))
+	return hex.EncodeToString(sum[:])[:16]
+}
+
+// Record is a Hermes pid record as written to gateway.pid, gateway.lock and
+// scoped lock files.
+type Record struct {
+	PID          int             `json:"pid"`
+	Kind         string          `json:"kind,omitempty"`
+	Argv         []string        `json:"argv,omitempty"`
+	StartTime    *int64          `json:"start_time"`
+	HermesHome   string          `json:"hermes_home,omitempty"`
+	Scope        string          `json:"scope,omitempty"`
+	IdentityHash string          `json:"identity_hash,omitempty"`
+	Metadata     json.RawMessage `json:"metadata,omitempty"`
+	UpdatedAt    string          `json:"updated_at,omitempty"`
+	Profile      string          `json:"profile,omitempty"`
+	// Legacy marks a record parsed from a bare integer.
+	Legacy bool `json:"-"`
+}
+
+// Identity returns the record's process identity.
+func (r Record) Identity() procstate.Identity {
+	return procstate.Identity{PID: r.PID, StartTime: r.StartTime, Argv: r.Argv}
+}
+
+// NewRecord builds the record a gateway with identity id in home writes.
+func NewRecord(id procstate.Identity, home string) Record {
+	return Record{PID: id.PID, Kind: GatewayKind, Argv: id.Argv, StartTime: id.StartTime, HermesHome: home}
+}
+
+// ErrEmpty reports an empty (or all-whitespace) record file.
+var ErrEmpty = errors.New("file is empty")
+
+// CorruptError reports a record that cannot be parsed.
+type CorruptError struct{ Reason string }
+
+func (e *CorruptError) Error() string { return "corrupt record: " + e.Reason }
+
+// FileError is a one-line, actionable error about one file.
+type FileError struct {
+	Path, Op string
+	Err      error
+	Hint     string
+}
+
+func (e *FileError) Error() string {
+	msg := e.Path + ": "
+	if e.Op != "" {
+		msg += e.Op + ": "
+	}
+	msg += oneLine(e.Err.Error())
+	if e.Hint != "" {
+		msg += ": " + e.Hint
+	}
+	return msg
+}
+
+// Unwrap returns the underlying error.
+func (e *FileError) Unwrap() error { return e.Err }
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+var bom = []byte{0xEF, 0xBB, 0xBF}
+
+// ParseRecord parses a pid or lock record: a JSON object, or a legacy bare
+// integer; a UTF-8 BOM and surrounding whitespace are accepted.
+func ParseRecord(data []byte) (Record, error) {
+	if len(data) > MaxRecordSize {
+		return Record{}, &CorruptError{Reason: fmt.Sprintf("%d bytes, more than any record", len(data))}
+	}
+	data = bytes.TrimSpace(bytes.TrimPrefix(data, bom))
+	if len(data) == 0 {
+		return Record{}, ErrEmpty
+	}
+	if data[0] != '{' {
+		pid, err := strconv.Atoi(string(data))
+		if err != nil {
+			return Record{}, &CorruptError{Reason: "neither JSON nor a bare pid: " + quoteStart(data)}
+		}
+		if pid <= 0 {
+			return Record{}, &CorruptError{Reason: fmt.Sprintf("pid %d is not a process id", pid)}
+		}
+		return Record{PID: pid, Legacy: true}, nil
+	}
+	// Decode pid separately so that a string or float pid is named as such.
+	var raw struct {
+		PID json.RawMessage `json:"pid"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return Record{}, &CorruptError{Reason: "not JSON: " + describeJSONError(err)}
+	}
+	if len(raw.PID) == 0 || string(raw.PID) == "null" {
+		return Record{}, &CorruptError{Reason: `no "pid"`}
+	}
+	pid, err := strconv.ParseInt(string(raw.PID), 10, 32)
+	if err != nil {
+		return Record{}, &CorruptError{Reason: `"pid" is not an integer: ` + quoteStart(raw.PID)}
+	}
+	if pid <= 0 {
+		return Record{}, &CorruptError{Reason: fmt.Sprintf("pid %d is not a process id", pid)}
+	}
+	var r Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return Record{}, &CorruptError{Reason: "wrong field type: " + describeJSONError(err)}
+	}
+	return r, nil
+}
+
+func describeJSONError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("%q holds a %s", te.Field, te.Value)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "unexpected end of JSON input") {
+		return "truncated"
+	}
+	return err.Error()
+}
+
+func quoteStart(b []byte) string {
+	if len(b) > 24 {
+		return strconv.Quote(string(b[:24])) + "..."
+	}
+	return strconv.Quote(string(b))
+}
+
+// readBounded reads at most MaxRecordSize+1 bytes of path.
+func readBounded(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, MaxRecordSize+1))
+}
+
+// ReadRecord reads and parses path; errors are *FileError wrapping
+// os.ErrNotExist, os.ErrPermission, ErrEmpty or *CorruptError.
+func ReadRecord(path string) (Record, error) {
+	b, err := readBounded(path)
+	if err != nil {
+		return Record{}, &FileError{Path: path, Op: "read", Err: err, Hint: readHint(err)}
+	}
+	r, err := ParseRecord(b)
+	if err != nil {
+		return Record{}, &FileError{Path: path, Err: err, Hint: "run `hermes-supervisor sweep` to move it aside"}
+	}
+	return r, nil
+}
+
+func readHint(err error) string {
+	switch {
+	case errors.Is(err, os.ErrPermission):
+		return "fix its owner or permissions, or run as its owner; the file was kept"
+	case errors.Is(err, os.ErrNotExist):
+		return ""
+	}
+	return "the file was kept"
+}
+
+// gatewayBasenames are executables that are the gateway by name.
+func isGatewayExe(tok string) bool {
+	b := strings.ToLower(baseName(tok))
+	return b == "hermes-gateway" || b == "hermes-gateway.exe"
+}
+
+func baseName(p string) string {
+	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// IsGatewayArgv reports whether argv is a Hermes gateway `run` command line
+// (Hermes' _gateway_command_subcommand and _looks_like_gateway_process), or
+// the demo gateway: argv whose first argument after argv[0] is demo-gateway.
+func IsGatewayArgv(argv []string) bool {
+	if len(argv) > 1 && argv[1] == "demo-gateway" {
+		return true
+	}
+	for i, tok := range argv {
+		norm := strings.ReplaceAll(tok, `\`, "/")
+		switch {
+		case strings.HasSuffix(norm, "gateway/run.py"):
+			return true
+		case isGatewayExe(tok):
+			return true
+		case tok == "hermes_cli.main" || strings.HasSuffix(norm, "hermes_cli/main.py") || isHermesExe(tok):
+			if sub := subcommand(argv[i+1:]); len(sub) >= 2 && sub[0] == "gateway" && sub[1] == "run" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isHermesExe(tok string) bool {
+	b := strings.ToLower(baseName(tok))
+	return b == "hermes" || b == "hermes.exe"
+}
+
+// subcommand skips -p/--profile X (and --profile=X) before the words.
+func subcommand(args []string) []string {
+	var out []string
+	for i := 0; i < len(args) && len(out) < 2; i++ {
+		a := args[i]
+		switch {
+		case a == "-p" || a == "--profile":
+			i++
+		case strings.HasPrefix(a, "--profile="):
+		case strings.HasPrefix(a, "-"):
+			// Flags such as -v between the words do not change the command.
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
+}

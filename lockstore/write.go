@@ -1,0 +1,207 @@
+package lockstore
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/procstate"
+)
+
+// WriteFileAtomic writes data to path through a temp file in the same
+// directory, fsync and rename, so a reader sees the old or the new file and
+// never a torn one. Hand-written: renameio does not support Windows.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	fail := func(err error) error {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := f.Chmod(perm); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	syncDir(dir)
+	return nil
+}
+
+// WriteExclusive creates path with O_EXCL and writes rec as compact JSON, as
+// Hermes' write_pid_file does: the exclusive create is the claim.
+func WriteExclusive(path string, rec Record) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// MarkerTTL is how long Hermes honours a planned-stop or takeover marker.
+const MarkerTTL = 60 * time.Second
+
+// markerTime is ISO 8601 with a numeric offset: Python's fromisoformat may
+// reject a "Z", and then Hermes would count the marker as stale.
+const markerTime = "2006-01-02T15:04:05.000000-07:00"
+
+// PlannedStop is Hermes' .gateway-planned-stop.json marker.
+type PlannedStop struct {
+	TargetPID       int    `json:"target_pid"`
+	TargetStartTime *int64 `json:"target_start_time"`
+	StopperPID      int    `json:"stopper_pid"`
+	WrittenAt       string `json:"written_at"`
+}
+
+// WritePlannedStop atomically writes the marker for target, stopped by
+// stopperPID, stamped with now.
+func WritePlannedStop(l Layout, target procstate.Identity, stopperPID int, now time.Time) error {
+	b, err := json.Marshal(PlannedStop{
+		TargetPID:       target.PID,
+		TargetStartTime: target.StartTime,
+		StopperPID:      stopperPID,
+		WrittenAt:       now.UTC().Format(markerTime),
+	})
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(l.PlannedStopMarker(), b, 0o644)
+}
+
+// ReadPlannedStop reads and parses a planned-stop marker.
+func ReadPlannedStop(path string) (PlannedStop, error) {
+	var m PlannedStop
+	b, err := readBounded(path)
+	if err != nil {
+		return m, &FileError{Path: path, Op: "read", Err: err, Hint: readHint(err)}
+	}
+	if err := parseMarker(b, &m); err != nil {
+		return m, &FileError{Path: path, Err: err}
+	}
+	return m, nil
+}
+
+func parseMarker(b []byte, v any) error {
+	if len(b) > MaxRecordSize {
+		return &CorruptError{Reason: "larger than any marker"}
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return &CorruptError{Reason: "not a JSON marker: " + describeJSONError(err)}
+	}
+	return nil
+}
+
+// markerFresh reports whether a marker written at writtenAt still counts.
+func markerFresh(writtenAt string, now time.Time) bool {
+	t, err := time.Parse(time.RFC3339Nano, writtenAt)
+	if err != nil {
+		return false
+	}
+	age := now.Sub(t)
+	return age >= -MarkerTTL && age <= MarkerTTL
+}
+
+// ConsumePlannedStop reports whether a fresh marker targets self and, if
+// so, deletes it — what the gateway does on SIGTERM.
+func ConsumePlannedStop(l Layout, self procstate.Identity, now time.Time) (bool, error) {
+	m, err := ReadPlannedStop(l.PlannedStopMarker())
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if m.TargetPID != self.PID || !markerFresh(m.WrittenAt, now) {
+		return false, nil
+	}
+	if m.TargetStartTime != nil && self.StartTime != nil && *m.TargetStartTime != *self.StartTime {
+		return false, nil
+	}
+	if err := os.Remove(l.PlannedStopMarker()); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return true, fmt.Errorf("consume %s: %w", l.PlannedStopMarker(), err)
+	}
+	return true, nil
+}
+
+// State is gateway_state.json: the pid record plus the gateway's state.
+type State struct {
+	Record
+	GatewayState string  `json:"gateway_state"`
+	ExitReason   *string `json:"exit_reason"`
+}
+
+// ReadState reads gateway_state.json.
+func ReadState(path string) (State, error) {
+	var s State
+	b, err := readBounded(path)
+	if err != nil {
+		return s, &FileError{Path: path, Op: "read", Err: err, Hint: readHint(err)}
+	}
+	if err := parseState(b, &s); err != nil {
+		return s, &FileError{Path: path, Err: err}
+	}
+	return s, nil
+}
+
+func parseState(b []byte, s *State) error {
+	if len(b) > MaxRecordSize {
+		return &CorruptError{Reason: "larger than any state file"}
+	}
+	if err := json.Unmarshal(b, s); err != nil {
+		return &CorruptError{Reason: "not JSON state: " + describeJSONError(err)}
+	}
+	return nil
+}
+
+// UpdateState read-merges gateway_state.json, as Hermes' write_runtime_status
+// does: fn changes the decoded object, which is written back atomically.
+func UpdateState(l Layout, now time.Time, fn func(m map[string]any)) error {
+	path := l.StateFile()
+	m := map[string]any{}
+	b, err := readBounded(path)
+	switch {
+	case err == nil:
+		if json.Unmarshal(b, &m) != nil || m == nil {
+			m = map[string]any{} // a torn file is replaced, as Hermes does
+		}
+	case !errors.Is(err, os.ErrNotExist):
+		return &FileError{Path: path, Op: "read", Err: err, Hint: readHint(err)}
+	}
+	fn(m)
+	m["updated_at"] = now.UTC().Format(markerTime)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(path, out, 0o644)
+}

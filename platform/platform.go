@@ -1,0 +1,56 @@
+// Package platform holds the per-OS parts: process trees, signals, file
+// locks, the control endpoint and Hermes' default paths.
+package platform
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"path/filepath"
+	"strings"
+)
+
+// ErrLocked reports that another process holds the lock.
+var ErrLocked = errors.New("locked by another process")
+
+// ErrEndpointInUse reports a live listener already at the address.
+var ErrEndpointInUse = errors.New("control endpoint in use by a running supervisor")
+
+// ErrNoEndpoint reports that nothing listens at the address.
+var ErrNoEndpoint = errors.New("no supervisor listening")
+
+// DefaultHermesHome returns Hermes' home: $HERMES_HOME if non-blank, else
+// the per-OS default with HERMES_DATA_DIR_SUFFIX appended to its name.
+func DefaultHermesHome(getenv func(string) string) (string, error) {
+	if h := strings.TrimSpace(getenv("HERMES_HOME")); h != "" {
+		return h, nil
+	}
+	base, name, err := defaultHomeParent(getenv)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(base, name+getenv("HERMES_DATA_DIR_SUFFIX")), nil
+}
+
+// DefaultLockDir returns Hermes' machine-wide scoped-lock directory.
+func DefaultLockDir(getenv func(string) string) (string, error) {
+	if d := strings.TrimSpace(getenv("HERMES_GATEWAY_LOCK_DIR")); d != "" {
+		return d, nil
+	}
+	if x := strings.TrimSpace(getenv("XDG_STATE_HOME")); x != "" {
+		return filepath.Join(x, "hermes", "gateway-locks"), nil
+	}
+	home, err := userHome(getenv)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".local", "state", "hermes", "gateway-locks"), nil
+}
+
+func homeHash(home string) string {
+	if abs, err := filepath.Abs(home); err == nil {
+		home = abs
+	}
+	sum := sha256.Sum256([]byte(normalizeHome(home)))
+	return hex.EncodeToString(sum[:])[:16]
+}

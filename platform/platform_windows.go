@@ -1,0 +1,126 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/Microsoft/go-winio"
+	"golang.org/x/sys/windows"
+)
+
+// hermesLockOffset is where Hermes' msvcrt.locking takes its 1-byte lock.
+const hermesLockOffset = 1 << 20
+
+// LockFile takes Hermes' exclusive, non-blocking gateway lock on f: one
+// byte at offset 1,048,576, as msvcrt.locking does.
+func LockFile(f *os.File) error {
+	ol := windows.Overlapped{Offset: hermesLockOffset}
+	err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ol)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, windows.ERROR_LOCK_VIOLATION), errors.Is(err, windows.ERROR_IO_PENDING):
+		return fmt.Errorf("lock %s: %w", f.Name(), ErrLocked)
+	}
+	return fmt.Errorf("lock %s: %w", f.Name(), err)
+}
+
+// UnlockFile releases the lock taken by LockFile.
+func UnlockFile(f *os.File) error {
+	ol := windows.Overlapped{Offset: hermesLockOffset}
+	if err := windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, &ol); err != nil {
+		return fmt.Errorf("unlock %s: %w", f.Name(), err)
+	}
+	return nil
+}
+
+// ShutdownSignals returns the signals that ask a supervisor to stop.
+func ShutdownSignals() []os.Signal { return []os.Signal{os.Interrupt} }
+
+// RestartSignal reports that Windows has no restart signal.
+func RestartSignal() (os.Signal, bool) { return nil, false }
+
+// ReloadSignal reports that Windows has no reload signal.
+func ReloadSignal() (os.Signal, bool) { return nil, false }
+
+// TerminateSignal reports that Windows has no graceful stop signal: the
+// gateway ignores console events when detached, so the planned-stop marker
+// is the request.
+func TerminateSignal() (os.Signal, bool) { return nil, false }
+
+func defaultHomeParent(getenv func(string) string) (string, string, error) {
+	if l := getenv("LOCALAPPDATA"); l != "" {
+		return l, "hermes", nil
+	}
+	h, err := userHome(getenv)
+	if err != nil {
+		return "", "", err
+	}
+	return filepath.Join(h, "AppData", "Local"), "hermes", nil
+}
+
+func userHome(getenv func(string) string) (string, error) {
+	if h := getenv("USERPROFILE"); h != "" {
+		return h, nil
+	}
+	return os.UserHomeDir()
+}
+
+// Windows paths are case-insensitive: one home, one pipe.
+func normalizeHome(h string) string { return strings.ToLower(h) }
+
+// ControlAddress returns the named pipe of the supervisor of home.
+func ControlAddress(home string) string {
+	return `\\.\pipe\hermes-supervisor-` + homeHash(home)
+}
+
+// ListenControl listens on the named pipe addr, reachable only by the
+// current user and SYSTEM.
+func ListenControl(addr string) (net.Listener, error) {
+	sid, err := currentUserSID()
+	if err != nil {
+		return nil, fmt.Errorf("listen %s: %w", addr, err)
+	}
+	cfg := &winio.PipeConfig{SecurityDescriptor: "D:P(A;;GA;;;SY)(A;;GA;;;" + sid + ")"}
+	ln, err := winio.ListenPipe(addr, cfg)
+	if err != nil {
+		if errors.Is(err, windows.ERROR_ACCESS_DENIED) || errors.Is(err, windows.ERROR_PIPE_BUSY) {
+			return nil, fmt.Errorf("listen %s: %w", addr, ErrEndpointInUse)
+		}
+		return nil, fmt.Errorf("listen %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+func currentUserSID() (string, error) {
+	tok := windows.GetCurrentProcessToken()
+	u, err := tok.GetTokenUser()
+	if err != nil {
+		return "", fmt.Errorf("current user: %w", err)
+	}
+	return u.User.Sid.String(), nil
+}
+
+// DialControl connects to the named pipe addr.
+func DialControl(ctx context.Context, addr string) (net.Conn, error) {
+	timeout := 5 * time.Second
+	if d, ok := ctx.Deadline(); ok {
+		timeout = time.Until(d)
+	}
+	c, err := winio.DialPipe(addr, &timeout)
+	switch {
+	case err == nil:
+		return c, nil
+	case errors.Is(err, windows.ERROR_FILE_NOT_FOUND), errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("dial %s: %w", addr, ErrNoEndpoint)
+	case errors.Is(err, windows.ERROR_ACCESS_DENIED):
+		return nil, fmt.Errorf("dial %s: %w", addr, os.ErrPermission)
+	}
+	return nil, fmt.Errorf("dial %s: %w", addr, err)
+}

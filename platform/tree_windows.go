@@ -1,0 +1,96 @@
+package platform
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/windows"
+)
+
+type treeSys struct {
+	job windows.Handle
+}
+
+var ntResumeProcess = windows.NewLazySystemDLL("ntdll.dll").NewProc("NtResumeProcess")
+
+// start creates the child suspended, puts it in a kill-on-close job object
+// and only then lets it run, so no grandchild can escape the job.
+func (t *Tree) start() error {
+	job, err := windows.CreateJobObject(nil, nil)
+	if err != nil {
+		return fmt.Errorf("create job object: %w", err)
+	}
+	info := windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION{}
+	info.BasicLimitInformation.LimitFlags = windows.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
+	if _, err := windows.SetInformationJobObject(job, windows.JobObjectExtendedLimitInformation,
+		uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info))); err != nil {
+		windows.CloseHandle(job)
+		return fmt.Errorf("configure job object: %w", err)
+	}
+	if t.cmd.SysProcAttr == nil {
+		t.cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	t.cmd.SysProcAttr.CreationFlags |= windows.CREATE_SUSPENDED | windows.CREATE_NEW_PROCESS_GROUP
+	if err := t.cmd.Start(); err != nil {
+		windows.CloseHandle(job)
+		return err
+	}
+	t.sys.job = job
+	h, err := windows.OpenProcess(windows.PROCESS_SET_QUOTA|windows.PROCESS_TERMINATE|windows.PROCESS_SUSPEND_RESUME, false, uint32(t.cmd.Process.Pid))
+	if err == nil {
+		err = windows.AssignProcessToJobObject(job, h)
+		if err == nil {
+			if r, _, _ := ntResumeProcess.Call(uintptr(h)); r != 0 {
+				err = fmt.Errorf("NtResumeProcess: status %#x", r)
+			}
+		}
+		windows.CloseHandle(h)
+	}
+	if err != nil {
+		_ = t.cmd.Process.Kill()
+		_ = t.cmd.Wait()
+		windows.CloseHandle(job)
+		return fmt.Errorf("start %s in a job object: %w", t.cmd.Path, err)
+	}
+	return nil
+}
+
+// Terminate does nothing on Windows: the gateway ignores console events
+// when detached, so the planned-stop marker written before is the request.
+func (t *Tree) Terminate() error { return nil }
+
+func (t *Tree) signalRoot(sig os.Signal) error {
+	if sig != os.Kill {
+		return fmt.Errorf("signal %v: %w", sig, errors.ErrUnsupported)
+	}
+	return t.cmd.Process.Kill()
+}
+
+func (t *Tree) killTree() error {
+	if t.sys.job == 0 {
+		return nil
+	}
+	if err := windows.TerminateJobObject(t.sys.job, 1); err != nil {
+		return fmt.Errorf("terminate job object: %w", err)
+	}
+	return nil
+}
+
+func (t *Tree) waitExited() {
+	h, err := windows.OpenProcess(windows.SYNCHRONIZE, false, uint32(t.cmd.Process.Pid))
+	if err != nil {
+		return
+	}
+	defer windows.CloseHandle(h)
+	_, _ = windows.WaitForSingleObject(h, windows.INFINITE)
+}
+
+func (t *Tree) release() {
+	if t.sys.job != 0 {
+		windows.CloseHandle(t.sys.job)
+		t.sys.job = 0
+	}
+}

@@ -1,0 +1,268 @@
+// Package procstate judges whether a pid read from a file still names the
+// process that wrote it, using start time and command line, never a bare
+// "does this pid exist".
+package procstate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/shirou/gopsutil/v4/process"
+)
+
+// Verdict is what a liveness check concluded about a recorded process.
+type Verdict uint8
+
+const (
+	// Unknown means the process could not be inspected (permission denied);
+	// callers must treat it as alive and never delete its files.
+	Unknown Verdict = iota
+	// Alive means the pid runs the very process the record names.
+	Alive
+	// Dead means no process has the pid.
+	Dead
+	// Zombie means the process exited and waits to be reaped; it counts as dead.
+	Zombie
+	// Stopped means the process is stopped (state T/t); Hermes counts it as stale.
+	Stopped
+	// Reused means the pid is alive but belongs to another process.
+	Reused
+)
+
+var verdictNames = [...]string{"unknown", "alive", "dead", "zombie", "stopped", "reused"}
+
+// String returns the verdict's lower-case name.
+func (v Verdict) String() string {
+	if int(v) < len(verdictNames) {
+		return verdictNames[v]
+	}
+	return fmt.Sprintf("verdict(%d)", uint8(v))
+}
+
+// MarshalText encodes the verdict as its name so JSON output stays readable.
+func (v Verdict) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
+
+// UnmarshalText decodes a verdict name written by MarshalText.
+func (v *Verdict) UnmarshalText(b []byte) error {
+	for i, n := range verdictNames {
+		if n == string(b) {
+			*v = Verdict(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("procstate: unknown verdict %q", b)
+}
+
+// Stale reports whether files owned by a process with this verdict may be
+// removed: the owner is dead, a zombie, stopped, or someone else now.
+func (v Verdict) Stale() bool {
+	return v == Dead || v == Zombie || v == Stopped || v == Reused
+}
+
+// Identity names one process across time: a pid alone is not enough, because
+// the kernel hands it out again.
+type Identity struct {
+	PID int
+	// StartTime is in Hermes' units (see StartTime); nil when unknown.
+	StartTime *int64
+	Argv      []string
+}
+
+// String formats the identity for log lines.
+func (id Identity) String() string {
+	if id.StartTime == nil {
+		return fmt.Sprintf("pid %d (start time unknown)", id.PID)
+	}
+	return fmt.Sprintf("pid %d (start time %d)", id.PID, *id.StartTime)
+}
+
+// Same reports whether two identities name the same process by pid and
+// exactly equal known start times.
+func (id Identity) Same(other Identity) bool {
+	return id.PID == other.PID && id.StartTime != nil && other.StartTime != nil &&
+		*id.StartTime == *other.StartTime
+}
+
+// Observation is the result of judging a recorded identity against the live
+// process table.
+type Observation struct {
+	Verdict Verdict
+	// Reason says in a few words why, for logs and the sweep table.
+	Reason string
+	// Live is what the pid runs now, as far as it could be read.
+	Live Identity
+}
+
+// Options tunes a Prober.
+type Options struct {
+	// StartTolerance is how far apart (in Hermes units) two start times may
+	// be and still name one process, provided the command lines agree. It
+	// absorbs create-time drift on platforms where the time is derived
+	// rather than read (gopsutil issues #1792/#1802). Negative selects the
+	// platform default.
+	StartTolerance int64
+}
+
+// Prober inspects live processes through gopsutil and /proc.
+type Prober struct {
+	tolerance int64
+}
+
+// NewProber returns a Prober configured by opt.
+func NewProber(opt Options) *Prober {
+	tol := opt.StartTolerance
+	if tol < 0 {
+		tol = defaultStartTolerance
+	}
+	return &Prober{tolerance: tol}
+}
+
+// DefaultStartTolerance is the platform's start-time window in Hermes units.
+func DefaultStartTolerance() int64 { return defaultStartTolerance }
+
+// ErrPermission reports that the process exists but may not be inspected.
+var ErrPermission = errors.New("permission denied inspecting process")
+
+// ErrNoProcess reports that no process has the pid.
+var ErrNoProcess = errors.New("no such process")
+
+// liveState is one read of a process: what every verdict is built from.
+type liveState struct {
+	start   *int64 // Hermes units
+	zombie  bool
+	stopped bool
+}
+
+// Inspect returns the live identity of pid: its start time in Hermes units
+// and its command line. It wraps ErrNoProcess or ErrPermission.
+func (p *Prober) Inspect(ctx context.Context, pid int) (Identity, error) {
+	if pid <= 0 {
+		return Identity{PID: pid}, fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
+	}
+	st, err := readLive(ctx, pid)
+	if err != nil {
+		return Identity{PID: pid}, err
+	}
+	id := Identity{PID: pid, StartTime: st.start}
+	id.Argv, _ = cmdline(ctx, pid)
+	return id, nil
+}
+
+// Self returns the current process's identity.
+func (p *Prober) Self(ctx context.Context) (Identity, error) {
+	return p.Inspect(ctx, os.Getpid())
+}
+
+// Judge decides whether the recorded identity rec is still alive. isGateway
+// classifies a command line as a gateway; a live pid whose readable command
+// line is not a gateway is Reused. The rules mirror Hermes'
+// _scoped_lock_record_is_stale so that both sides agree on every file.
+func (p *Prober) Judge(ctx context.Context, rec Identity, isGateway func([]string) bool) Observation {
+	obs := Observation{Live: Identity{PID: rec.PID}}
+	if rec.PID <= 0 {
+		obs.Verdict, obs.Reason = Dead, fmt.Sprintf("pid %d is not a process id", rec.PID)
+		return obs
+	}
+	st, err := readLive(ctx, rec.PID)
+	switch {
+	case errors.Is(err, ErrNoProcess):
+		obs.Verdict, obs.Reason = Dead, "no such process"
+		return obs
+	case err != nil:
+		obs.Verdict, obs.Reason = Unknown, err.Error()
+		return obs
+	}
+	obs.Live.StartTime = st.start
+	switch {
+	case st.zombie:
+		obs.Verdict, obs.Reason = Zombie, "process is a zombie"
+		return obs
+	case st.stopped:
+		obs.Verdict, obs.Reason = Stopped, "process is stopped"
+		return obs
+	}
+	argv, argvErr := cmdline(ctx, rec.PID)
+	obs.Live.Argv = argv
+	readable := argvErr == nil && len(argv) > 0
+
+	if rec.StartTime != nil && st.start != nil {
+		d := *rec.StartTime - *st.start
+		if d < 0 {
+			d = -d
+		}
+		if d > p.tolerance {
+			obs.Verdict = Reused
+			obs.Reason = fmt.Sprintf("start time %d differs from recorded %d", *st.start, *rec.StartTime)
+			return obs
+		}
+		// Inside the window but not equal: only the command line can tell a
+		// drifted clock from a pid reused within the same tick.
+		if d != 0 && (!readable || !slices.Equal(argv, rec.Argv)) {
+			obs.Verdict = Reused
+			obs.Reason = fmt.Sprintf("start time %d near recorded %d but command line differs", *st.start, *rec.StartTime)
+			return obs
+		}
+	}
+	if readable && isGateway != nil && !isGateway(argv) {
+		obs.Verdict = Reused
+		obs.Reason = "pid now runs " + quoteArgv(argv)
+		return obs
+	}
+	if !readable && (rec.StartTime == nil || st.start == nil) && isGateway != nil && !isGateway(rec.Argv) {
+		obs.Verdict = Reused
+		obs.Reason = "command line unreadable and record is not a gateway"
+		return obs
+	}
+	obs.Verdict, obs.Reason = Alive, "same process"
+	return obs
+}
+
+// WaitGone waits until rec no longer names a live process, checking every
+// interval: it is for processes we did not start and so cannot wait on.
+func (p *Prober) WaitGone(ctx context.Context, rec Identity, isGateway func([]string) bool, interval time.Duration) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if v := p.Judge(ctx, rec, isGateway).Verdict; v.Stale() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s to exit: %w", rec, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+func cmdline(ctx context.Context, pid int) ([]string, error) {
+	proc := &process.Process{Pid: int32(pid)}
+	argv, err := proc.CmdlineSliceWithContext(ctx)
+	if err != nil {
+		return nil, classify(pid, err)
+	}
+	return argv, nil
+}
+
+// classify maps gopsutil and OS errors onto this package's sentinels.
+func classify(pid int, err error) error {
+	switch {
+	case errors.Is(err, process.ErrorProcessNotRunning), errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
+	case errors.Is(err, process.ErrorNotPermitted), errors.Is(err, os.ErrPermission):
+		return fmt.Errorf("pid %d: %w", pid, ErrPermission)
+	}
+	return fmt.Errorf("pid %d: %w", pid, err)
+}
+
+func quoteArgv(argv []string) string {
+	s := strings.Join(argv, " ")
+	if len(s) > 80 {
+		s = s[:77] + "..."
+	}
+	return fmt.Sprintf("%q", s)
+}

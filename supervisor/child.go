@@ -1,0 +1,191 @@
+package supervisor
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/procstate"
+)
+
+// runner is a gateway process under the supervisor's care: one it started,
+// or one a previous supervisor left behind.
+type runner interface {
+	// Terminate asks the gateway to stop (after the planned-stop marker).
+	Terminate() error
+	// Kill ends the gateway's whole tree.
+	Kill() error
+	// wait blocks until the gateway is gone and reports how it ended.
+	wait(ctx context.Context) Exit
+}
+
+// started is a child the supervisor started, held by its process tree
+// handle: its exit comes from wait(2), never from a pid lookup.
+type started struct {
+	tree    *platform.Tree
+	begun   time.Time
+	clock   Clock
+	outputs []*lineLogger
+}
+
+func startChild(cfg *Config, log *zap.Logger, clock Clock) (*started, error) {
+	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
+	cmd.Env = append(os.Environ(), cfg.Env...)
+	out := &lineLogger{log: log, stream: "stdout"}
+	errOut := &lineLogger{log: log, stream: "stderr"}
+	cmd.Stdout, cmd.Stderr = out, errOut
+	// A grandchild that escaped the tree may hold our pipes open; do not let
+	// it stall the exit path.
+	cmd.WaitDelay = 2 * time.Second
+	tree, err := platform.StartTree(cmd)
+	if err != nil {
+		return nil, err
+	}
+	return &started{tree: tree, begun: clock.Now(), clock: clock, outputs: []*lineLogger{out, errOut}}, nil
+}
+
+func (c *started) Terminate() error { return c.tree.Terminate() }
+func (c *started) Kill() error      { return c.tree.Kill() }
+
+func (c *started) wait(context.Context) Exit {
+	err := c.tree.Wait()
+	for _, o := range c.outputs {
+		o.flush()
+	}
+	now := c.clock.Now()
+	e := Exit{At: now, Uptime: now.Sub(c.begun), Code: -1}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		e.Code = 0
+	case errors.As(err, &ee):
+		e.Code = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			e.Signal = ws.Signal().String()
+		}
+	default:
+		e.StartError = err.Error()
+	}
+	return e
+}
+
+// orphan is a gateway a previous supervisor started and then lost (it was
+// SIGKILLed). We are not its parent, so its exit can only be observed by
+// identity; every signal is sent only after its identity is re-checked.
+type orphan struct {
+	id     procstate.Identity
+	prober *procstate.Prober
+	log    *zap.Logger
+	clock  Clock
+	begun  time.Time
+}
+
+func (o *orphan) same() bool {
+	return o.prober.Judge(context.Background(), o.id, o.matches).Verdict == procstate.Alive
+}
+
+// matches accepts exactly the command line we recorded when we started it.
+func (o *orphan) matches(argv []string) bool {
+	if len(argv) != len(o.id.Argv) {
+		return false
+	}
+	for i := range argv {
+		if argv[i] != o.id.Argv[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (o *orphan) Terminate() error {
+	sig, ok := platform.TerminateSignal()
+	if !ok || !o.same() {
+		return nil // Windows: the planned-stop marker is the request.
+	}
+	p, err := os.FindProcess(o.id.PID)
+	if err != nil {
+		return err
+	}
+	defer p.Release()
+	return p.Signal(sig)
+}
+
+func (o *orphan) Kill() error {
+	if !o.same() {
+		return nil
+	}
+	p, err := os.FindProcess(o.id.PID)
+	if err != nil {
+		return err
+	}
+	defer p.Release()
+	if err := p.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("kill orphaned gateway %s: %w", o.id, err)
+	}
+	return nil
+}
+
+func (o *orphan) wait(ctx context.Context) Exit {
+	// Polling is confined to this rare path: the supervisor restarted
+	// while its gateway kept running.
+	_ = o.prober.WaitGone(ctx, o.id, o.matches, 50*time.Millisecond)
+	now := o.clock.Now()
+	return Exit{Code: -1, Signal: "unknown (not our child)", At: now, Uptime: now.Sub(o.begun)}
+}
+
+// maxLogLine bounds one logged line of gateway output.
+const maxLogLine = 16 << 10
+
+// lineLogger turns the gateway's output into one log entry per line.
+type lineLogger struct {
+	log    *zap.Logger
+	stream string
+	mu     sync.Mutex
+	buf    []byte
+}
+
+func (l *lineLogger) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			l.buf = append(l.buf, p...)
+			if len(l.buf) > maxLogLine {
+				l.emit()
+			}
+			break
+		}
+		l.buf = append(l.buf, p[:i]...)
+		l.emit()
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+func (l *lineLogger) emit() {
+	line := bytes.TrimRight(l.buf, "\r")
+	if len(line) > maxLogLine {
+		line = line[:maxLogLine]
+	}
+	l.log.Info("gateway output", zap.String("stream", l.stream), zap.ByteString("line", line))
+	l.buf = l.buf[:0]
+}
+
+func (l *lineLogger) flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.buf) > 0 {
+		l.emit()
+	}
+}

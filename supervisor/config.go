@@ -1,0 +1,68 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/lockstore"
+)
+
+// Config is everything one supervisor needs; the CLI fills it from flags,
+// the environment and the config file.
+type Config struct {
+	// Command is the gateway's argv; Command[0] is looked up in PATH.
+	Command []string
+	// Env is added to the supervisor's own environment for the child.
+	Env []string
+	// Layout names the Hermes home and lock directory the child uses.
+	Layout lockstore.Layout
+	// Policy decides restarts.
+	Policy Policy
+	// StopTimeout is how long a stop waits for the gateway before it kills
+	// the whole tree. Above Hermes' own watchdog (drain + 60 s) by default.
+	StopTimeout time.Duration
+	// ReadyTimeout bounds how long a child may run without writing its pid
+	// file before it is treated as running anyway (commands that are not
+	// Hermes gateways never write one).
+	ReadyTimeout time.Duration
+	// ControlAddress is where the control endpoint listens; empty disables it.
+	ControlAddress string
+	// Notify is told when the gateway is ready and when the supervisor is
+	// stopping (sd_notify under systemd); nil means nobody listens.
+	Notify func(state string)
+	// OnTransition, when set, is called from the supervisor's goroutine with
+	// a snapshot after every state change; it must not block.
+	OnTransition func(*Status)
+}
+
+// DefaultStopTimeout is above Hermes' default TimeoutStopSec (70 s).
+const DefaultStopTimeout = 75 * time.Second
+
+// DefaultReadyTimeout bounds the starting state for commands that never
+// write gateway.pid.
+const DefaultReadyTimeout = 60 * time.Second
+
+// Validate reports the first setting that cannot work.
+func (c *Config) Validate() error {
+	var errs []error
+	if len(c.Command) == 0 || c.Command[0] == "" {
+		errs = append(errs, errors.New("no gateway command given"))
+	}
+	if c.Layout.Home == "" {
+		errs = append(errs, errors.New("no Hermes home: set --home or HERMES_HOME"))
+	}
+	if c.Layout.LockDir == "" {
+		errs = append(errs, errors.New("no lock directory: set --lock-dir or HERMES_GATEWAY_LOCK_DIR"))
+	}
+	if c.StopTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("stop timeout must be positive, got %s", c.StopTimeout))
+	}
+	if c.ReadyTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("ready timeout must be positive, got %s", c.ReadyTimeout))
+	}
+	if err := c.Policy.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,153 @@
+package supervisor
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/hermes-agent/hermes-supervisor/platform"
+)
+
+// The control protocol is one JSON line each way, like Hermes' own
+// gateway.sock: {"verb":"status","id":1} → {"id":1,"ok":true,"status":{…}}.
+
+// Request is one control command.
+type Request struct {
+	Verb string `json:"verb"`
+	ID   int64  `json:"id,omitempty"`
+}
+
+// Response answers one Request.
+type Response struct {
+	ID     int64   `json:"id,omitempty"`
+	OK     bool    `json:"ok"`
+	Error  string  `json:"error,omitempty"`
+	Status *Status `json:"status,omitempty"`
+}
+
+// Limits of the endpoint: it must survive garbage, oversized requests and
+// floods of clients without growing.
+const (
+	maxRequest     = 4 << 10
+	maxClients     = 16
+	requestTimeout = 5 * time.Second
+)
+
+type handler func(ctx context.Context, verb string) Response
+
+type controlServer struct {
+	ln     net.Listener
+	log    *zap.Logger
+	handle handler
+	slots  chan struct{}
+	wg     sync.WaitGroup
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func listenControl(addr string, log *zap.Logger, h handler) (*controlServer, error) {
+	ln, err := platform.ListenControl(addr)
+	if err != nil {
+		return nil, fmt.Errorf("control endpoint %s: %w", addr, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &controlServer{ln: ln, log: log, handle: h, slots: make(chan struct{}, maxClients), ctx: ctx, cancel: cancel}
+	s.wg.Add(1)
+	go s.serve()
+	return s, nil
+}
+
+func (s *controlServer) serve() {
+	defer s.wg.Done()
+	for {
+		conn, err := s.ln.Accept()
+		if err != nil {
+			if !errors.Is(err, net.ErrClosed) {
+				s.log.Warn("control endpoint accept", zap.Error(err))
+			}
+			return
+		}
+		select {
+		case s.slots <- struct{}{}:
+		default:
+			// Refuse rather than queue: a flood must not grow memory.
+			s.reply(conn, Response{Error: "too many clients; try again"})
+			conn.Close()
+			continue
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer func() { <-s.slots }()
+			s.serveConn(conn)
+		}()
+	}
+}
+
+func (s *controlServer) serveConn(conn net.Conn) {
+	defer conn.Close()
+	_ = conn.SetReadDeadline(time.Now().Add(requestTimeout))
+	line, err := bufio.NewReaderSize(io.LimitReader(conn, maxRequest+1), maxRequest+1).ReadSlice('\n')
+	if err != nil && !(errors.Is(err, io.EOF) && len(line) > 0) {
+		if errors.Is(err, bufio.ErrBufferFull) || len(line) > maxRequest {
+			s.reply(conn, Response{Error: fmt.Sprintf("request larger than %d bytes", maxRequest)})
+		}
+		return
+	}
+	var req Request
+	if err := json.Unmarshal(line, &req); err != nil {
+		s.reply(conn, Response{Error: "request is not a JSON object: " + err.Error()})
+		return
+	}
+	_ = conn.SetReadDeadline(time.Time{})
+	resp := s.handle(s.ctx, req.Verb)
+	resp.ID = req.ID
+	s.reply(conn, resp)
+}
+
+func (s *controlServer) reply(conn net.Conn, r Response) {
+	_ = conn.SetWriteDeadline(time.Now().Add(requestTimeout))
+	b, _ := json.Marshal(r)
+	_, _ = conn.Write(append(b, '\n'))
+}
+
+// Close stops accepting, cancels waiting requests and waits for handlers.
+func (s *controlServer) Close() error {
+	err := s.ln.Close()
+	s.cancel()
+	s.wg.Wait()
+	return err
+}
+
+// Call sends one verb to the supervisor at addr and returns its answer. It
+// wraps platform.ErrNoEndpoint when no supervisor listens.
+func Call(ctx context.Context, addr, verb string) (Response, error) {
+	conn, err := platform.DialControl(ctx, addr)
+	if err != nil {
+		return Response{}, err
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
+	defer stop()
+	b, _ := json.Marshal(Request{Verb: verb, ID: 1})
+	if _, err := conn.Write(append(b, '\n')); err != nil {
+		return Response{}, fmt.Errorf("send %s to %s: %w", verb, addr, err)
+	}
+	var resp Response
+	dec := json.NewDecoder(bufio.NewReader(conn))
+	if err := dec.Decode(&resp); err != nil {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		return Response{}, fmt.Errorf("read answer to %s from %s: %w", verb, addr, err)
+	}
+	return resp, nil
+}

@@ -1,0 +1,165 @@
+package supervisor
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Hermes' exit codes (gateway/restart.py, hermes_cli/gateway.py).
+const (
+	// ExitRestart asks for an immediate restart (SIGUSR1, /restart, update).
+	ExitRestart = 75
+	// ExitConfig is EX_CONFIG: restarting cannot help until a human acts.
+	ExitConfig = 78
+)
+
+// Policy decides what follows a child's exit.
+type Policy struct {
+	// InitialBackoff is the delay before the second restart of a streak;
+	// the first restart after a healthy run is immediate.
+	InitialBackoff time.Duration `json:"initial_backoff"`
+	// MaxBackoff caps the doubling delay.
+	MaxBackoff time.Duration `json:"max_backoff"`
+	// ResetAfter is the uptime after which a run counts as healthy and the
+	// failure streak is forgotten.
+	ResetAfter time.Duration `json:"reset_after"`
+	// Jitter spreads each delay by up to this fraction either way, so that
+	// many supervisors on one host do not restart in lockstep.
+	Jitter float64 `json:"jitter"`
+	// CrashLoopMax failures inside CrashLoopWindow, with no healthy run
+	// between them, mean the gateway cannot run: the supervisor fails.
+	CrashLoopMax    int           `json:"crash_loop_max"`
+	CrashLoopWindow time.Duration `json:"crash_loop_window"`
+	// MinUptime guards the exit-75 fast path: a restart request sooner
+	// than this after start counts as a failure (Hermes #84472).
+	MinUptime time.Duration `json:"min_uptime"`
+}
+
+// DefaultPolicy returns the documented defaults.
+func DefaultPolicy() Policy {
+	return Policy{
+		InitialBackoff:  time.Second,
+		MaxBackoff:      60 * time.Second,
+		ResetAfter:      60 * time.Second,
+		Jitter:          0.2,
+		CrashLoopMax:    10,
+		CrashLoopWindow: 10 * time.Minute,
+		MinUptime:       time.Second,
+	}
+}
+
+// Validate reports the first setting that cannot work.
+func (p Policy) Validate() error {
+	switch {
+	case p.InitialBackoff <= 0:
+		return fmt.Errorf("initial_backoff must be positive, got %s", p.InitialBackoff)
+	case p.MaxBackoff < p.InitialBackoff:
+		return fmt.Errorf("max_backoff (%s) must not be below initial_backoff (%s)", p.MaxBackoff, p.InitialBackoff)
+	case p.ResetAfter <= 0:
+		return fmt.Errorf("reset_after must be positive, got %s", p.ResetAfter)
+	case p.Jitter < 0 || p.Jitter >= 1:
+		return fmt.Errorf("jitter must be in [0, 1), got %g", p.Jitter)
+	case p.CrashLoopMax < 1:
+		return fmt.Errorf("crash_loop_max must be at least 1, got %d", p.CrashLoopMax)
+	case p.CrashLoopWindow <= 0:
+		return fmt.Errorf("crash_loop_window must be positive, got %s", p.CrashLoopWindow)
+	case p.MinUptime < 0:
+		return fmt.Errorf("min_uptime must not be negative, got %s", p.MinUptime)
+	}
+	return nil
+}
+
+// Exit describes how one run of the child ended.
+type Exit struct {
+	// Code is the exit status, or -1 when a signal ended the child or it
+	// never started.
+	Code int `json:"code"`
+	// Signal names the terminating signal, if any.
+	Signal string `json:"signal,omitempty"`
+	// StartError is set when the child could not be started at all.
+	StartError string `json:"start_error,omitempty"`
+	// At is when the exit was seen.
+	At time.Time `json:"at"`
+	// Uptime is how long the run lasted.
+	Uptime time.Duration `json:"uptime"`
+}
+
+// String describes the exit in a few words.
+func (e Exit) String() string {
+	switch {
+	case e.StartError != "":
+		return "failed to start: " + e.StartError
+	case e.Signal != "":
+		return "killed by " + e.Signal
+	}
+	return fmt.Sprintf("exit %d", e.Code)
+}
+
+// Verdict is what the policy decided.
+type Verdict uint8
+
+const (
+	// Restart means start again after Decision.Delay.
+	Restart Verdict = iota
+	// Fail means stop restarting until a human asks.
+	Fail
+)
+
+// Decision is the policy's answer to one exit.
+type Decision struct {
+	Verdict Verdict
+	Delay   time.Duration
+	Reason  string
+}
+
+// History is the failure record the policy keeps between exits.
+type History struct {
+	// Streak counts failures since the last healthy run.
+	Streak   int
+	failures []time.Time
+}
+
+// Decide records e in h and returns what to do. rnd returns a number in
+// [0, 1) for jitter; it is passed in so that tests are deterministic.
+func (p Policy) Decide(h *History, e Exit, rnd func() float64) Decision {
+	if e.StartError == "" && e.Uptime >= p.ResetAfter {
+		// A healthy run: whatever failed before it is not a crash loop.
+		h.Streak, h.failures = 0, h.failures[:0]
+	}
+	if e.StartError == "" && e.Signal == "" {
+		switch {
+		case e.Code == ExitConfig:
+			return Decision{Verdict: Fail, Reason: "gateway exited 78 (configuration error): fix the configuration, then run `hermes-supervisor restart`"}
+		case e.Code == ExitRestart && e.Uptime >= p.MinUptime:
+			return Decision{Verdict: Restart, Reason: "gateway asked for a restart (exit 75)"}
+		}
+	}
+	h.Streak++
+	h.failures = append(h.failures, e.At)
+	cut := 0
+	for cut < len(h.failures) && e.At.Sub(h.failures[cut]) >= p.CrashLoopWindow {
+		cut++
+	}
+	h.failures = h.failures[cut:]
+	if len(h.failures) >= p.CrashLoopMax {
+		return Decision{Verdict: Fail, Reason: fmt.Sprintf(
+			"crash loop: %d failures within %s, the last %s; see the gateway log, then run `hermes-supervisor restart`",
+			len(h.failures), p.CrashLoopWindow, e)}
+	}
+	return Decision{Verdict: Restart, Delay: p.delay(h.Streak, rnd), Reason: e.String()}
+}
+
+// delay is zero for the first failure of a streak, so a gateway killed after
+// a long healthy run is back at once, then doubles from InitialBackoff.
+func (p Policy) delay(streak int, rnd func() float64) time.Duration {
+	if streak <= 1 {
+		return 0
+	}
+	d := float64(p.InitialBackoff) * math.Pow(2, float64(streak-2))
+	if d > float64(p.MaxBackoff) {
+		d = float64(p.MaxBackoff)
+	}
+	d *= 1 + p.Jitter*(2*rnd()-1)
+	return time.Duration(d)
+}

@@ -1,0 +1,141 @@
+package supervisor
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/lockstore"
+	"github.com/hermes-agent/hermes-supervisor/procstate"
+)
+
+// State is the supervisor's lifecycle state.
+type State string
+
+// The states of the supervisor's one state machine.
+const (
+	Starting State = "starting"
+	Running  State = "running"
+	Backoff  State = "backoff"
+	Stopping State = "stopping"
+	Stopped  State = "stopped"
+	Failed   State = "failed"
+)
+
+// Child describes the gateway process the supervisor owns.
+type Child struct {
+	PID       int       `json:"pid"`
+	StartTime *int64    `json:"start_time"`
+	Argv      []string  `json:"argv"`
+	StartedAt time.Time `json:"started_at"`
+	Ready     bool      `json:"ready"`
+	// Adopted marks a gateway left running by a previous supervisor.
+	Adopted bool `json:"adopted,omitempty"`
+}
+
+// Identity returns the child's process identity.
+func (c *Child) Identity() procstate.Identity {
+	return procstate.Identity{PID: c.PID, StartTime: c.StartTime, Argv: c.Argv}
+}
+
+// Status is what `hermes-supervisor status` reports.
+type Status struct {
+	State      State  `json:"state"`
+	Reason     string `json:"reason,omitempty"`
+	Home       string `json:"home"`
+	LockDir    string `json:"lock_dir"`
+	Supervisor struct {
+		PID       int      `json:"pid"`
+		StartTime *int64   `json:"start_time"`
+		Argv      []string `json:"argv"`
+	} `json:"supervisor"`
+	Child     *Child            `json:"child,omitempty"`
+	Restarts  int               `json:"restarts"`
+	LastExit  *Exit             `json:"last_exit,omitempty"`
+	NextStart *time.Time        `json:"next_start,omitempty"`
+	Locks     []lockstore.Entry `json:"locks,omitempty"`
+	UpdatedAt time.Time         `json:"updated_at"`
+	// Source says where the answer came from: the live "endpoint", or the
+	// "state-file" a supervisor left behind.
+	Source string `json:"source"`
+}
+
+// Up reports whether the supervisor is working to keep a gateway running
+// (LSB status 0): anything but stopped or failed.
+func (s *Status) Up() bool { return s.State != Stopped && s.State != Failed }
+
+// WriteText prints the status for people, at now.
+func (s *Status) WriteText(w io.Writer, now time.Time) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "state:      %s", s.State)
+	if s.Reason != "" {
+		fmt.Fprintf(&b, " (%s)", s.Reason)
+	}
+	fmt.Fprintf(&b, "\nhome:       %s\nlock dir:   %s\n", s.Home, s.LockDir)
+	fmt.Fprintf(&b, "supervisor: pid %d (%s)\n", s.Supervisor.PID, s.Source)
+	if c := s.Child; c != nil {
+		fmt.Fprintf(&b, "gateway:    pid %d, up %s", c.PID, now.Sub(c.StartedAt).Round(time.Second))
+		if !c.Ready {
+			b.WriteString(", not ready yet")
+		}
+		if c.Adopted {
+			b.WriteString(", left by a previous supervisor")
+		}
+		b.WriteByte('\n')
+	} else {
+		b.WriteString("gateway:    not running\n")
+	}
+	fmt.Fprintf(&b, "restarts:   %d\n", s.Restarts)
+	if e := s.LastExit; e != nil {
+		fmt.Fprintf(&b, "last exit:  %s at %s after %s\n", e, e.At.Format(time.RFC3339), e.Uptime.Round(time.Millisecond))
+	}
+	if s.NextStart != nil {
+		fmt.Fprintf(&b, "next start: in %s\n", s.NextStart.Sub(now).Round(time.Millisecond))
+	}
+	if len(s.Locks) == 0 {
+		b.WriteString("locks:      none\n")
+	}
+	for i, l := range s.Locks {
+		label := "locks:      "
+		if i > 0 {
+			label = "            "
+		}
+		fmt.Fprintf(&b, "%s%s (%s)\n", label, l.Path, l.Kind)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// ErrNoState reports that no supervisor has left a state file.
+var ErrNoState = errors.New("no supervisor state file")
+
+// ReadStatusFile reads the state file a supervisor keeps for shells that
+// cannot reach its endpoint.
+func ReadStatusFile(path string) (*Status, error) {
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("%s: %w", path, ErrNoState)
+	case err != nil:
+		return nil, &lockstore.FileError{Path: path, Op: "read", Err: err, Hint: "run status as a user that may read the Hermes home"}
+	}
+	var s Status
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, &lockstore.FileError{Path: path, Op: "parse", Err: err, Hint: "the next supervisor start rewrites it; delete it if none runs"}
+	}
+	s.Source = "state-file"
+	return &s, nil
+}
+
+func writeStatusFile(path string, s *Status) error {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	// 0644: status must answer for any user that may read the home.
+	return lockstore.WriteFileAtomic(path, append(b, '\n'), 0o644)
+}

@@ -1,0 +1,317 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/hermes-agent/hermes-supervisor/demogateway"
+	"github.com/hermes-agent/hermes-supervisor/lockstore"
+	"github.com/hermes-agent/hermes-supervisor/procstate"
+)
+
+// The test binary doubles as the demo gateway, so children are real
+// processes that treat the files exactly as the gateway does.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == demogateway.Command {
+		os.Exit(demogateway.Main(os.Args[2:], os.Getenv, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// offsetClock is the wall clock plus an offset the test moves forward, so
+// that uptime-based policy can be exercised without waiting for it.
+type offsetClock struct{ offset atomic.Int64 }
+
+func (c *offsetClock) Now() time.Time                 { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *offsetClock) NewTimer(d time.Duration) Timer { return SystemClock{}.NewTimer(d) }
+func (c *offsetClock) advance(d time.Duration)        { c.offset.Add(int64(d)) }
+
+type harness struct {
+	t      *testing.T
+	layout lockstore.Layout
+	sup    *Supervisor
+	clock  *offsetClock
+	states chan *Status
+	cancel context.CancelFunc
+	done   chan error
+	prober *procstate.Prober
+}
+
+func testPolicy() Policy {
+	p := DefaultPolicy()
+	p.InitialBackoff, p.MaxBackoff, p.Jitter = 10*time.Millisecond, 50*time.Millisecond, 0
+	return p
+}
+
+// startHarness runs a supervisor over the demo gateway with demoArgs in a
+// fresh home and lock dir.
+func startHarness(t *testing.T, policy Policy, demoArgs ...string) *harness {
+	t.Helper()
+	return startHarnessWith(t, func(c *Config) { c.Policy = policy }, demoArgs...)
+}
+
+// startHarnessWith is startHarness with the configuration changed by mutate.
+func startHarnessWith(t *testing.T, mutate func(*Config), demoArgs ...string) *harness {
+	t.Helper()
+	dir := t.TempDir()
+	h := &harness{
+		t:      t,
+		layout: lockstore.Layout{Home: filepath.Join(dir, "home"), LockDir: filepath.Join(dir, "locks")},
+		clock:  &offsetClock{},
+		states: make(chan *Status, 4096),
+		done:   make(chan error, 1),
+		prober: procstate.NewProber(procstate.Options{StartTolerance: -1}),
+	}
+	for _, d := range []string{h.layout.Home, h.layout.LockDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.run(mutate, demoArgs...)
+	return h
+}
+
+func (h *harness) run(mutate func(*Config), demoArgs ...string) {
+	h.t.Helper()
+	cfg := Config{
+		Command:        append([]string{os.Args[0], demogateway.Command}, demoArgs...),
+		Env:            []string{"HERMES_HOME=" + h.layout.Home, "HERMES_GATEWAY_LOCK_DIR=" + h.layout.LockDir},
+		Layout:         h.layout,
+		Policy:         testPolicy(),
+		StopTimeout:    10 * time.Second,
+		ReadyTimeout:   30 * time.Second,
+		ControlAddress: "",
+		OnTransition: func(s *Status) {
+			select {
+			case h.states <- s:
+			default:
+				h.t.Error("transition observer overflowed")
+			}
+		},
+	}
+	mutate(&cfg)
+	sup, err := New(cfg, zaptest.NewLogger(h.t), h.clock, h.prober)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.sup, h.cancel = sup, cancel
+	go func() { h.done <- sup.Run(ctx) }()
+	h.t.Cleanup(func() {
+		cancel()
+		select {
+		case <-h.done:
+		case <-time.After(30 * time.Second):
+			h.t.Error("supervisor did not stop")
+		}
+	})
+}
+
+// waitFor consumes transitions until one satisfies ok.
+func (h *harness) waitFor(what string, ok func(*Status) bool) *Status {
+	h.t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case s := <-h.states:
+			if ok(s) {
+				return s
+			}
+		case <-deadline:
+			h.t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func (h *harness) waitState(st State) *Status {
+	h.t.Helper()
+	return h.waitFor(string(st), func(s *Status) bool { return s.State == st })
+}
+
+func (h *harness) waitReady() *Status {
+	h.t.Helper()
+	return h.waitFor("a ready gateway", func(s *Status) bool { return s.State == Running && s.Child != nil && s.Child.Ready })
+}
+
+func (h *harness) stop() {
+	h.t.Helper()
+	h.cancel()
+	select {
+	case err := <-h.done:
+		if err != nil {
+			h.t.Fatalf("Run: %v", err)
+		}
+		h.done <- nil // for Cleanup
+	case <-time.After(30 * time.Second):
+		h.t.Fatal("supervisor did not stop")
+	}
+}
+
+func mustRecord(t *testing.T, path string) lockstore.Record {
+	t.Helper()
+	r, err := lockstore.ReadRecord(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestSIGKILLTwentyTimes(t *testing.T) {
+	h := startHarness(t, testPolicy())
+	scoped := h.layout.ScopedLock(demogateway.Scope, "demo-token")
+	prev := h.waitReady()
+	seen := map[int]bool{prev.Child.PID: true}
+	for i := 1; i <= 20; i++ {
+		// A gateway killed after a healthy run must come straight back.
+		h.clock.advance(2 * DefaultPolicy().ResetAfter)
+		if err := killHard(prev.Child.PID); err != nil {
+			t.Fatalf("kill %d: %v", i, err)
+		}
+		next := h.waitFor("the next ready gateway", func(s *Status) bool {
+			if s.State == Backoff || s.State == Failed {
+				t.Fatalf("kill %d: flapped into %s: %s", i, s.State, s.Reason)
+			}
+			return s.State == Running && s.Child != nil && s.Child.Ready
+		})
+		if seen[next.Child.PID] {
+			t.Fatalf("kill %d: pid %d reported again", i, next.Child.PID)
+		}
+		seen[next.Child.PID] = true
+		if next.Restarts != i || next.LastExit == nil || next.LastExit.Signal != "killed" {
+			t.Fatalf("kill %d: restarts %d, last exit %+v", i, next.Restarts, next.LastExit)
+		}
+		if r := mustRecord(t, h.layout.PIDFile()); r.PID != next.Child.PID {
+			t.Fatalf("kill %d: gateway.pid names %d, child is %d", i, r.PID, next.Child.PID)
+		}
+		if r := mustRecord(t, scoped); r.PID != next.Child.PID {
+			t.Fatalf("kill %d: scoped lock names %d, child is %d", i, r.PID, next.Child.PID)
+		}
+		prev = next
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(h.layout.LockDir, "*.stale"))
+	if len(leftovers) > 0 {
+		t.Fatalf("leftover files: %v", leftovers)
+	}
+}
+
+func TestExit78Fails(t *testing.T) {
+	h := startHarness(t, testPolicy(), "-exit-after", "1ms", "-exit-code", "78")
+	st := h.waitState(Failed)
+	if st.LastExit == nil || st.LastExit.Code != ExitConfig || !strings.Contains(st.Reason, "configuration error") {
+		t.Fatalf("failed status: %+v, last exit %+v", st, st.LastExit)
+	}
+	if st.Restarts != 0 || st.Child != nil {
+		t.Fatalf("restarted after 78: %+v", st)
+	}
+	// The failed state is persisted for shells without the endpoint.
+	f, err := ReadStatusFile(h.layout.SupervisorState())
+	if err != nil || f.State != Failed || !strings.Contains(f.Reason, "78") {
+		t.Fatalf("state file: %+v, %v", f, err)
+	}
+}
+
+func TestCrashLoopFails(t *testing.T) {
+	p := testPolicy()
+	p.CrashLoopMax = 4
+	h := startHarness(t, p, "-exit-after", "1ms", "-exit-code", "1", "-no-cleanup")
+	st := h.waitState(Failed)
+	if !strings.Contains(st.Reason, "crash loop: 4 failures") || st.Restarts != 3 {
+		t.Fatalf("status: %+v", st)
+	}
+	// Crashes leave files behind; the supervisor releases them every time.
+	if _, err := os.Stat(h.layout.PIDFile()); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("gateway.pid after crash loop: %v", err)
+	}
+}
+
+func TestRestartCommandLeavesFailed(t *testing.T) {
+	h := startHarness(t, testPolicy(), "-exit-after", "1ms", "-exit-code", "78")
+	h.waitState(Failed)
+	resp := h.sup.Do(context.Background(), "restart")
+	if resp.Status == nil || resp.Status.Child == nil {
+		t.Fatalf("restart answer: %+v", resp)
+	}
+	h.waitFor("a new start", func(s *Status) bool { return s.State == Starting && s.Child != nil })
+}
+
+func TestStopSendsMarkerAndSIGTERMAndKillsGrandchildren(t *testing.T) {
+	gcFile := filepath.Join(t.TempDir(), "grandchild.pid")
+	h := startHarness(t, testPolicy(), "-spawn-grandchild", "-grandchild-pid-file", gcFile)
+	st := h.waitReady()
+	b, err := os.ReadFile(gcFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gcPID, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	gc, err := h.prober.Inspect(context.Background(), gcPID)
+	if err != nil {
+		t.Fatalf("grandchild %d: %v", gcPID, err)
+	}
+	resp := make(chan Response, 1)
+	go func() { resp <- h.sup.Do(context.Background(), "stop") }()
+	r := <-resp
+	if !r.OK || r.Status.State != Stopped {
+		t.Fatalf("stop answer: %+v", r)
+	}
+	// The demo gateway exits 0 only if it consumed a marker naming it on SIGTERM.
+	if r.Status.LastExit == nil || r.Status.LastExit.Code != 0 {
+		t.Fatalf("gateway did not record a planned stop: %+v", r.Status.LastExit)
+	}
+	if _, err := os.Stat(h.layout.PlannedStopMarker()); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("marker left behind: %v", err)
+	}
+	gs, err := lockstore.ReadState(h.layout.StateFile())
+	if err != nil || gs.GatewayState != "stopped" {
+		t.Fatalf("gateway_state.json: %+v, %v", gs, err)
+	}
+	if v := h.prober.Judge(context.Background(), gc, nil).Verdict; !v.Stale() {
+		t.Fatalf("grandchild %d survived the stop: %s", gcPID, v)
+	}
+	if v := h.prober.Judge(context.Background(), st.Child.Identity(), nil).Verdict; !v.Stale() {
+		t.Fatalf("gateway survived the stop: %s", v)
+	}
+	select {
+	case err := <-h.done:
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.done <- nil
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return after stop")
+	}
+}
+
+func TestStopTimeoutKillsTree(t *testing.T) {
+	h := startHarnessWith(t, func(c *Config) { c.StopTimeout = 200 * time.Millisecond }, "-ignore-term")
+	h.waitReady()
+	r := h.sup.Do(context.Background(), "stop")
+	if !r.OK || r.Status.State != Stopped {
+		t.Fatalf("stop answer: %+v", r)
+	}
+	if e := r.Status.LastExit; e == nil || e.Signal != "killed" {
+		t.Fatalf("a gateway ignoring SIGTERM must be killed after the stop timeout: %+v", e)
+	}
+	if _, err := os.Stat(h.layout.PIDFile()); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("killed gateway's pid file not released: %v", err)
+	}
+}
+
+// killHard kills pid the way the OOM killer or a power cut would: no
+// warning, nothing cleaned up.
+func killHard(pid int) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	defer p.Release()
+	return p.Kill()
+}
