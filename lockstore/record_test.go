@@ -1,0 +1,149 @@
+package lockstore
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseRecord(t *testing.T) {
+	full := `{"pid": 4242, "kind": "hermes-gateway", "argv": ["hermes", "gateway", "run"], "start_time": 881234, "hermes_home": "/home/ann/.hermes", "scope": "telegram-bot-token", "identity_hash": "0123456789abcdef", "metadata": {}, "updated_at": "2026-09-01T10:00:00.123456+00:00", "profile": "default"}`
+	tests := []struct {
+		name    string
+		in      string
+		pid     int
+		start   int64 // -1: null
+		legacy  bool
+		empty   bool
+		corrupt string // substring of the reason
+	}{
+		{name: "scoped lock record", in: full, pid: 4242, start: 881234},
+		{name: "pid file record", in: `{"pid": 4242, "kind": "hermes-gateway", "argv": ["/usr/local/bin/hermes", "gateway", "run"], "start_time": 881234, "hermes_home": "/home/ann/.hermes"}`, pid: 4242, start: 881234},
+		{name: "null start time", in: `{"pid": 7, "start_time": null}`, pid: 7, start: -1},
+		{name: "legacy bare integer", in: "4242\n", pid: 4242, start: -1, legacy: true},
+		{name: "BOM and whitespace", in: "\xef\xbb\xbf  {\"pid\": 9}\r\n", pid: 9, start: -1},
+		{name: "BOM legacy", in: "\xef\xbb\xbf31", pid: 31, start: -1, legacy: true},
+		{name: "empty", in: "", empty: true},
+		{name: "whitespace only", in: " \n\t", empty: true},
+		{name: "truncated", in: `{"pid": 4242, "kind": "hermes-ga`, corrupt: "truncated"},
+		{name: "not JSON", in: "hello world", corrupt: "neither JSON nor a bare pid"},
+		{name: "binary garbage", in: "\x00\x01\xff\xfe", corrupt: "neither JSON"},
+		{name: "JSON array", in: `[4242]`, corrupt: "neither JSON"},
+		{name: "pid as string", in: `{"pid": "4242"}`, corrupt: `"pid" is not an integer`},
+		{name: "pid as float", in: `{"pid": 42.5}`, corrupt: `"pid" is not an integer`},
+		{name: "pid zero", in: `{"pid": 0}`, corrupt: "pid 0 is not a process id"},
+		{name: "pid negative", in: `{"pid": -1}`, corrupt: "pid -1"},
+		{name: "legacy negative", in: `-5`, corrupt: "pid -5"},
+		{name: "pid too large", in: `{"pid": 99999999999}`, corrupt: `"pid" is not an integer`},
+		{name: "no pid", in: `{"kind": "hermes-gateway"}`, corrupt: `no "pid"`},
+		{name: "argv wrong type", in: `{"pid": 3, "argv": "hermes gateway run"}`, corrupt: `"argv" holds a string`},
+		{name: "start time wrong type", in: `{"pid": 3, "start_time": "soon"}`, corrupt: `"start_time" holds a string`},
+		{name: "huge", in: `{"pid": 3, "x": "` + strings.Repeat("a", MaxRecordSize) + `"}`, corrupt: "more than any record"},
+		{name: "deeply nested", in: `{"pid": 3, "metadata": ` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `}`, pid: 3, start: -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := ParseRecord([]byte(tt.in))
+			var ce *CorruptError
+			switch {
+			case tt.empty:
+				if !errors.Is(err, ErrEmpty) {
+					t.Fatalf("got %v, want ErrEmpty", err)
+				}
+			case tt.corrupt != "":
+				if !errors.As(err, &ce) || !strings.Contains(ce.Reason, tt.corrupt) {
+					t.Fatalf("got %v, want a CorruptError containing %q", err, tt.corrupt)
+				}
+				if strings.Contains(err.Error(), "\n") {
+					t.Fatalf("error spans lines: %q", err)
+				}
+			default:
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.PID != tt.pid || r.Legacy != tt.legacy {
+					t.Fatalf("got %+v", r)
+				}
+				if (tt.start == -1) != (r.StartTime == nil) || (r.StartTime != nil && *r.StartTime != tt.start) {
+					t.Fatalf("start time %v, want %d", r.StartTime, tt.start)
+				}
+			}
+		})
+	}
+}
+
+func TestReadRecordErrors(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.lock")
+	if _, err := ReadRecord(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing: %v", err)
+	}
+	huge := filepath.Join(dir, "huge.lock")
+	if err := os.WriteFile(huge, []byte(strings.Repeat("9", 10*MaxRecordSize)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadRecord(huge)
+	var fe *FileError
+	var ce *CorruptError
+	if !errors.As(err, &fe) || fe.Path != huge || !errors.As(err, &ce) {
+		t.Fatalf("huge: %v", err)
+	}
+	if !strings.HasPrefix(err.Error(), huge+": corrupt record:") || !strings.Contains(err.Error(), "hermes-supervisor sweep") {
+		t.Fatalf("message does not name the file and the fix: %q", err)
+	}
+	dirAsFile := filepath.Join(dir, "sub.lock")
+	if err := os.Mkdir(dirAsFile, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadRecord(dirAsFile); !errors.As(err, &fe) {
+		t.Fatalf("directory: %v", err)
+	}
+}
+
+func TestIsGatewayArgv(t *testing.T) {
+	tests := []struct {
+		argv []string
+		want bool
+	}{
+		{[]string{"/usr/local/bin/hermes", "gateway", "run"}, true},
+		{[]string{"hermes", "gateway", "run", "--external-supervisor"}, true},
+		{[]string{"hermes", "-p", "work", "gateway", "run"}, true},
+		{[]string{"hermes", "--profile", "work", "gateway", "run", "-v"}, true},
+		{[]string{"hermes", "--profile=work", "gateway", "run"}, true},
+		{[]string{`C:\Program Files\hermes\hermes.exe`, "gateway", "run"}, true},
+		{[]string{"/usr/bin/python3", "-m", "hermes_cli.main", "gateway", "run"}, true},
+		{[]string{"python3", "/opt/hermes/hermes_cli/main.py", "gateway", "run", "--replace"}, true},
+		{[]string{"python3", "/opt/hermes/gateway/run.py"}, true},
+		{[]string{"/usr/bin/hermes-gateway"}, true},
+		{[]string{`C:\hermes\hermes-gateway.exe`, "--verbose"}, true},
+		{[]string{"/usr/bin/hermes-supervisor", "demo-gateway"}, true},
+		{[]string{"/tmp/go-build/supervisor.test", "demo-gateway", "-exit-after", "1s"}, true},
+		{[]string{"python3", "-m", "gateway.run"}, false},
+		{[]string{"hermes", "gateway", "status"}, false},
+		{[]string{"hermes", "gateway"}, false},
+		{[]string{"hermes", "chat"}, false},
+		{[]string{"hermes", "-p", "gateway", "chat"}, false},
+		{[]string{"/usr/bin/sleep", "100"}, false},
+		{[]string{"/usr/bin/hermes-supervisor", "run", "--demo"}, false},
+		{nil, false},
+	}
+	for _, tt := range tests {
+		if got := IsGatewayArgv(tt.argv); got != tt.want {
+			t.Errorf("IsGatewayArgv(%q) = %v, want %v", tt.argv, got, tt.want)
+		}
+	}
+}
+
+func TestLayout(t *testing.T) {
+	l := Layout{Home: "/h", LockDir: "/l"}
+	if got := l.ScopedLock("telegram-bot-token", "123:abc"); got != filepath.Join("/l", "telegram-bot-token-"+IdentityHash("123:abc")+".lock") || len(IdentityHash("x")) != 16 {
+		t.Fatalf("scoped lock path %s", got)
+	}
+	for _, p := range []string{l.PIDFile(), l.RuntimeLock(), l.StateFile(), l.PlannedStopMarker(), l.TakeoverMarker(), l.SupervisorState(), l.SupervisorLock()} {
+		if filepath.Dir(p) != "/h" {
+			t.Errorf("%s is not in the home", p)
+		}
+	}
+}

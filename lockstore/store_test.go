@@ -1,0 +1,533 @@
+package lockstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/procstate"
+)
+
+// Children are this test binary in a helper mode, so every "gateway" and
+// every "unrelated process" is a real process with a real start time.
+func TestMain(m *testing.M) {
+	switch os.Getenv("LOCKSTORE_HELPER") {
+	case "block": // until stdin closes
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	case "lock": // hold gateway.lock, say so, block until stdin closes
+		f, err := os.OpenFile(os.Getenv("LOCKSTORE_LOCK"), os.O_RDWR|os.O_CREATE, 0o644)
+		if err == nil {
+			err = platform.LockFile(f)
+		}
+		if err != nil {
+			os.Exit(3)
+		}
+		os.Stdout.WriteString("locked\n")
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+var prober = procstate.NewProber(procstate.Options{StartTolerance: -1})
+
+// startProc starts a helper; with gateway it runs as "<test> demo-gateway",
+// which IsGatewayArgv accepts.
+func startProc(t *testing.T, mode string, gateway bool, env ...string) procstate.Identity {
+	t.Helper()
+	args := []string{}
+	if gateway {
+		args = append(args, "demo-gateway")
+	}
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), "LOCKSTORE_HELPER="+mode), env...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
+	if mode == "lock" {
+		line := make([]byte, 7)
+		if _, err := io.ReadFull(stdout, line); err != nil || string(line) != "locked\n" {
+			t.Fatalf("lock holder: %q %v", line, err)
+		}
+	}
+	id, err := prober.Inspect(context.Background(), cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// deadIdentity returns the identity of a process that has exited and been
+// reaped.
+func deadIdentity(t *testing.T) procstate.Identity {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "LOCKSTORE_HELPER=block")
+	cmd.Stdin = strings.NewReader("")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	id, err := prober.Inspect(context.Background(), cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	id.Argv = []string{"hermes", "gateway", "run"}
+	return id
+}
+
+func newStore(t *testing.T) (*Store, Layout) {
+	t.Helper()
+	dir := t.TempDir()
+	l := Layout{Home: filepath.Join(dir, "home"), LockDir: filepath.Join(dir, "locks")}
+	for _, d := range []string{l.Home, l.LockDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return New(l, prober, zaptest.NewLogger(t), time.Now), l
+}
+
+func writeRecord(t *testing.T, path string, id procstate.Identity, home string) []byte {
+	t.Helper()
+	if err := WriteExclusive(path, NewRecord(id, home)); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	return b
+}
+
+func byPath(es []Entry) map[string]Entry {
+	m := map[string]Entry{}
+	for _, e := range es {
+		m[e.Path] = e
+	}
+	return m
+}
+
+// snapshot records every file and its bytes under dirs.
+func snapshot(t *testing.T, dirs ...string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	for _, d := range dirs {
+		_ = filepath.WalkDir(d, func(p string, de os.DirEntry, err error) error {
+			if err == nil && de.Type().IsRegular() {
+				b, _ := os.ReadFile(p)
+				m[p] = string(b)
+			}
+			return nil
+		})
+	}
+	return m
+}
+
+func TestSweepJudgesEveryOwner(t *testing.T) {
+	s, l := newStore(t)
+	live := startProc(t, "block", true)
+	other := startProc(t, "block", false)
+	dead := deadIdentity(t)
+	wrongStart := live
+	ws := *live.StartTime + 1000
+	wrongStart.StartTime = &ws
+
+	files := map[string]struct {
+		id     procstate.Identity
+		action Action
+		want   procstate.Verdict
+	}{
+		l.PIDFile():                             {dead, ActionSwept, procstate.Dead},
+		l.ScopedLock("telegram-bot-token", "a"): {live, ActionKeep, procstate.Alive},
+		l.ScopedLock("discord-bot-token", "b"):  {other, ActionSwept, procstate.Reused},
+		l.ScopedLock("slack-app-token", "c"):    {wrongStart, ActionSwept, procstate.Reused},
+		l.ScopedLock("signal-phone", "d"):       {dead, ActionSwept, procstate.Dead},
+	}
+	liveBytes := map[string][]byte{}
+	for p, f := range files {
+		b := writeRecord(t, p, f.id, l.Home)
+		if f.action == ActionKeep {
+			liveBytes[p] = b
+		}
+	}
+	es, err := s.Sweep(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := byPath(es)
+	for p, f := range files {
+		e, ok := got[p]
+		if !ok {
+			t.Fatalf("%s not judged", p)
+		}
+		if e.Action != f.action || e.Verdict != f.want {
+			t.Errorf("%s: %s/%s (%s), want %s/%s", filepath.Base(p), e.Verdict, e.Action, e.Reason, f.want, f.action)
+		}
+		_, statErr := os.Stat(p)
+		if (f.action == ActionKeep) != (statErr == nil) {
+			t.Errorf("%s: exists=%v after %s", filepath.Base(p), statErr == nil, e.Action)
+		}
+	}
+	for p, b := range liveBytes {
+		if now, _ := os.ReadFile(p); !bytes.Equal(now, b) {
+			t.Errorf("%s of a live gateway changed", p)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(l.LockDir, "*.stale")); len(left) > 0 {
+		t.Errorf("sweep left %v", left)
+	}
+	// The unrelated process whose pid a lock named was never touched.
+	if v := prober.Judge(context.Background(), other, nil).Verdict; v != procstate.Alive {
+		t.Errorf("unrelated process is %s after the sweep", v)
+	}
+}
+
+func TestDryRunChangesNothing(t *testing.T) {
+	s, l := newStore(t)
+	dead := deadIdentity(t)
+	writeRecord(t, l.PIDFile(), dead, l.Home)
+	writeRecord(t, l.ScopedLock("telegram-bot-token", "a"), dead, l.Home)
+	if err := os.WriteFile(l.ScopedLock("matrix", "m"), []byte("garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	_ = os.Chtimes(l.ScopedLock("matrix", "m"), old, old)
+	before := snapshot(t, l.Home, l.LockDir)
+	es, err := s.Sweep(context.Background(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actions := map[Action]int{}
+	for _, e := range es {
+		actions[e.Action]++
+	}
+	if actions[ActionSweep] != 2 || actions[ActionQuarantine] != 1 {
+		t.Fatalf("dry-run actions %v", actions)
+	}
+	after := snapshot(t, l.Home, l.LockDir)
+	if len(before) != len(after) {
+		t.Fatalf("dry run changed the files: %v -> %v", keys(before), keys(after))
+	}
+	for p, b := range before {
+		if after[p] != b {
+			t.Fatalf("dry run changed %s", p)
+		}
+	}
+}
+
+func keys(m map[string]string) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func TestCorruptFiles(t *testing.T) {
+	tests := []struct {
+		name    string
+		content string
+		age     time.Duration
+		action  Action
+	}{
+		{"empty, old", "", time.Hour, ActionQuarantined},
+		{"truncated, old", `{"pid": 42, "kin`, time.Hour, ActionQuarantined},
+		{"binary garbage, old", "\x00\xff\x13\x37", time.Hour, ActionQuarantined},
+		{"wrong type, old", `{"pid": "42"}`, time.Hour, ActionQuarantined},
+		{"huge, old", strings.Repeat("x", 2*MaxRecordSize), time.Hour, ActionQuarantined},
+		{"empty, just written", "", 0, ActionKeep},
+		{"truncated, just written", `{"pid": 4`, 0, ActionKeep},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, l := newStore(t)
+			paths := []string{l.PIDFile(), l.ScopedLock("telegram-bot-token", "x")}
+			for _, p := range paths {
+				if err := os.WriteFile(p, []byte(tt.content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				mt := time.Now().Add(-tt.age)
+				_ = os.Chtimes(p, mt, mt)
+			}
+			es, err := s.Sweep(context.Background(), false)
+			if err != nil {
+				t.Fatalf("corrupt files are handled, not errors: %v", err)
+			}
+			got := byPath(es)
+			for _, p := range paths {
+				e := got[p]
+				if e.Action != tt.action {
+					t.Fatalf("%s: %s (%s), want %s", p, e.Action, e.Reason, tt.action)
+				}
+				if strings.Contains(e.Reason, "\n") {
+					t.Fatalf("reason spans lines: %q", e.Reason)
+				}
+				if tt.action == ActionQuarantined {
+					b, err := os.ReadFile(p + ".corrupt")
+					if err != nil || string(b) != tt.content {
+						t.Fatalf("corrupt bytes not kept in %s.corrupt: %v", p, err)
+					}
+					if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+						t.Fatalf("%s still there", p)
+					}
+				} else if b, _ := os.ReadFile(p); string(b) != tt.content {
+					t.Fatalf("%s changed", p)
+				}
+			}
+		})
+	}
+}
+
+func TestUnreadableAndBadLockDir(t *testing.T) {
+	s, l := newStore(t)
+	// A directory where a lock file should be cannot be read by anyone,
+	// root included.
+	odd := l.ScopedLock("telegram-bot-token", "dir")
+	if err := os.Mkdir(odd, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	dead := deadIdentity(t)
+	writeRecord(t, l.PIDFile(), dead, l.Home)
+	if err := os.WriteFile(l.PIDFile()+".unused", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	es, err := s.Sweep(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(odd); err != nil {
+		t.Fatalf("odd entry removed: %v", err)
+	}
+	if byPath(es)[l.PIDFile()].Action != ActionSwept {
+		t.Fatalf("stale pid file not swept beside an odd entry: %+v", es)
+	}
+
+	// A lock dir that is a file: one line naming it and the fix.
+	file := filepath.Join(t.TempDir(), "locks")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s2 := New(Layout{Home: l.Home, LockDir: file}, prober, zaptest.NewLogger(t), time.Now)
+	_, err = s2.Sweep(context.Background(), true)
+	var fe *FileError
+	if !errors.As(err, &fe) || fe.Path != file || !strings.Contains(err.Error(), "not a directory") || !strings.Contains(err.Error(), "HERMES_GATEWAY_LOCK_DIR") {
+		t.Fatalf("lock dir is a file: %v", err)
+	}
+	// A missing home and lock dir: nothing to judge, no error.
+	s3 := New(Layout{Home: filepath.Join(file+"x", "h"), LockDir: filepath.Join(file+"x", "l")}, prober, zaptest.NewLogger(t), time.Now)
+	if es, err := s3.Sweep(context.Background(), false); err != nil || len(es) != 0 {
+		t.Fatalf("missing dirs: %v %v", es, err)
+	}
+}
+
+func TestRuntimeLockIsNeverDeleted(t *testing.T) {
+	s, l := newStore(t)
+	dead := deadIdentity(t)
+	writeRecord(t, l.RuntimeLock(), dead, l.Home)
+	es, _ := s.Sweep(context.Background(), false)
+	if e := byPath(es)[l.RuntimeLock()]; e.Action != ActionOK {
+		t.Fatalf("free lock: %+v", e)
+	}
+	if _, err := os.Stat(l.RuntimeLock()); err != nil {
+		t.Fatal("free gateway.lock deleted")
+	}
+	startProc(t, "lock", false, "LOCKSTORE_LOCK="+l.RuntimeLock())
+	held, err := s.RuntimeLockHeld()
+	if err != nil || !held {
+		t.Fatalf("held lock not seen: %v %v", held, err)
+	}
+	es, _ = s.Sweep(context.Background(), false)
+	if e := byPath(es)[l.RuntimeLock()]; e.Action != ActionKeep || e.Verdict != procstate.Alive {
+		t.Fatalf("held lock: %+v", e)
+	}
+}
+
+func TestStateFileMarkedStopped(t *testing.T) {
+	s, l := newStore(t)
+	dead := deadIdentity(t)
+	err := UpdateState(l, time.Now(), func(m map[string]any) {
+		b, _ := json.Marshal(NewRecord(dead, l.Home))
+		_ = json.Unmarshal(b, &m)
+		m["gateway_state"] = "running"
+		m["platforms"] = map[string]any{"telegram": map[string]any{"state": "connected"}}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, err := s.Sweep(context.Background(), false)
+	if err != nil || byPath(es)[l.StateFile()].Action != ActionMarkStopped {
+		t.Fatalf("%+v %v", es, err)
+	}
+	var m map[string]any
+	b, _ := os.ReadFile(l.StateFile())
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["gateway_state"] != "stopped" || !strings.Contains(m["exit_reason"].(string), "hermes-supervisor") || m["platforms"] == nil {
+		t.Fatalf("state after mark-stopped: %s", b)
+	}
+}
+
+func TestMarkersAndLeftovers(t *testing.T) {
+	s, l := newStore(t)
+	live := startProc(t, "block", true)
+	if err := WritePlannedStop(l, live, os.Getpid(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	expired := `{"target_pid": 1, "target_start_time": null, "written_at": "2020-01-01T00:00:00+00:00"}`
+	if err := os.WriteFile(l.TakeoverMarker(), []byte(expired), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	half := l.ScopedLock("matrix", "m") + ".stale"
+	young := l.ScopedLock("matrix", "n") + ".stale"
+	for _, p := range []string{half, young} {
+		if err := os.WriteFile(p, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-time.Minute)
+	_ = os.Chtimes(half, old, old)
+	es, err := s.Sweep(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := byPath(es)
+	want := map[string]Action{l.PlannedStopMarker(): ActionKeep, l.TakeoverMarker(): ActionSwept, half: ActionSwept, young: ActionKeep}
+	for p, a := range want {
+		if got[p].Action != a {
+			t.Errorf("%s: %s (%s), want %s", filepath.Base(p), got[p].Action, got[p].Reason, a)
+		}
+	}
+}
+
+func TestReleaseAndOwned(t *testing.T) {
+	s, l := newStore(t)
+	mine := deadIdentity(t)
+	other := startProc(t, "block", true)
+	samePIDOtherStart := mine
+	st := *mine.StartTime + 7
+	samePIDOtherStart.StartTime = &st
+	writeRecord(t, l.PIDFile(), mine, l.Home)
+	writeRecord(t, l.ScopedLock("telegram-bot-token", "a"), mine, l.Home)
+	writeRecord(t, l.ScopedLock("discord-bot-token", "b"), other, l.Home)
+	writeRecord(t, l.ScopedLock("slack-app-token", "c"), samePIDOtherStart, l.Home)
+
+	owned, err := s.Owned(context.Background(), mine)
+	if err != nil || len(owned) != 2 {
+		t.Fatalf("owned: %+v %v", owned, err)
+	}
+	released, err := s.Release(context.Background(), mine)
+	if err != nil || len(released) != 2 {
+		t.Fatalf("released: %+v %v", released, err)
+	}
+	for _, p := range []string{l.PIDFile(), l.ScopedLock("telegram-bot-token", "a")} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s not released", p)
+		}
+	}
+	for _, p := range []string{l.ScopedLock("discord-bot-token", "b"), l.ScopedLock("slack-app-token", "c")} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s of another process released: %v", p, err)
+		}
+	}
+}
+
+func TestWriteExclusiveAndAtomic(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "gateway.pid")
+	rec := Record{PID: 5, Kind: GatewayKind}
+	if err := WriteExclusive(p, rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteExclusive(p, rec); !errors.Is(err, os.ErrExist) {
+		t.Fatalf("second exclusive write: %v", err)
+	}
+	a := filepath.Join(dir, "state.json")
+	for i := 0; i < 3; i++ {
+		if err := WriteFileAtomic(a, []byte(strings.Repeat("x", i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	des, _ := os.ReadDir(dir)
+	if len(des) != 2 {
+		t.Fatalf("temp files left: %v", des)
+	}
+	if b, _ := os.ReadFile(a); string(b) != "xx" {
+		t.Fatalf("content %q", b)
+	}
+}
+
+func TestConsumePlannedStop(t *testing.T) {
+	dir := t.TempDir()
+	l := Layout{Home: dir}
+	start := int64(881234)
+	other := int64(5)
+	self := procstate.Identity{PID: 4242, StartTime: &start}
+	now := time.Now()
+	tests := []struct {
+		name   string
+		target procstate.Identity
+		at     time.Time
+		raw    string
+		want   bool
+	}{
+		{name: "matching", target: self, at: now, want: true},
+		{name: "pid only", target: procstate.Identity{PID: 4242}, at: now, want: true},
+		{name: "other pid", target: procstate.Identity{PID: 4243, StartTime: &start}, at: now},
+		{name: "other start", target: procstate.Identity{PID: 4242, StartTime: &other}, at: now},
+		{name: "expired", target: self, at: now.Add(-2 * MarkerTTL)},
+		{name: "garbage", raw: "{"},
+		{name: "Z suffix accepted", raw: `{"target_pid": 4242, "target_start_time": 881234, "stopper_pid": 1, "written_at": "` + now.UTC().Format("2006-01-02T15:04:05Z") + `"}`, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.raw != "" {
+				if err := os.WriteFile(l.PlannedStopMarker(), []byte(tt.raw), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := WritePlannedStop(l, tt.target, 777, tt.at); err != nil {
+				t.Fatal(err)
+			}
+			got, err := ConsumePlannedStop(l, self, now)
+			if got != tt.want {
+				t.Fatalf("consumed %v (%v), want %v", got, err, tt.want)
+			}
+			_, statErr := os.Stat(l.PlannedStopMarker())
+			if tt.want == (statErr == nil) {
+				t.Fatalf("marker present=%v after consumed=%v", statErr == nil, got)
+			}
+			os.Remove(l.PlannedStopMarker())
+		})
+	}
+	// What we write is what Python's fromisoformat reads: an offset, no Z.
+	if err := WritePlannedStop(l, self, 777, now); err != nil {
+		t.Fatal(err)
+	}
+	m, err := ReadPlannedStop(l.PlannedStopMarker())
+	if err != nil || strings.HasSuffix(m.WrittenAt, "Z") || !strings.HasSuffix(m.WrittenAt, "+00:00") || m.StopperPID != 777 {
+		t.Fatalf("marker %+v %v", m, err)
+	}
+}
