@@ -1,0 +1,177 @@
+package procstate
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv("PROCSTATE_HELPER") == "block" {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func isGateway(argv []string) bool { return len(argv) > 1 && argv[1] == "demo-gateway" }
+
+// start runs this binary blocking on stdin; gateway makes its command
+// line look like a gateway's.
+func start(t *testing.T, gateway bool) (*exec.Cmd, io.WriteCloser) {
+	t.Helper()
+	var args []string
+	if gateway {
+		args = []string{"demo-gateway"}
+	}
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "PROCSTATE_HELPER=block")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { in.Close(); _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return cmd, in
+}
+
+func TestVerdictText(t *testing.T) {
+	stale := map[Verdict]bool{Unknown: false, Alive: false, Dead: true, Zombie: true, Stopped: true, Reused: true}
+	for v, want := range stale {
+		if v.Stale() != want {
+			t.Errorf("%s.Stale() = %v", v, !want)
+		}
+		b, _ := v.MarshalText()
+		var back Verdict
+		if err := back.UnmarshalText(b); err != nil || back != v {
+			t.Errorf("round trip of %s: %v %v", v, back, err)
+		}
+	}
+	var v Verdict
+	if v.UnmarshalText([]byte("undead")) == nil {
+		t.Error("unknown name accepted")
+	}
+}
+
+func TestJudge(t *testing.T) {
+	p := NewProber(Options{StartTolerance: -1})
+	ctx := context.Background()
+	gw, _ := start(t, true)
+	other, _ := start(t, false)
+	live, err := p.Inspect(ctx, gw.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherID, err := p.Inspect(ctx, other.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := func() Identity {
+		c := exec.Command(os.Args[0])
+		c.Env = append(os.Environ(), "PROCSTATE_HELPER=block")
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		id, _ := p.Inspect(ctx, c.Process.Pid)
+		_ = c.Wait()
+		return id
+	}()
+	shift := func(id Identity, d int64) Identity {
+		v := *id.StartTime + d
+		id.StartTime = &v
+		return id
+	}
+	tests := []struct {
+		name string
+		rec  Identity
+		want Verdict
+	}{
+		{"same process", live, Alive},
+		{"same process, start unknown", Identity{PID: live.PID, Argv: live.Argv}, Alive},
+		{"dead", dead, Dead},
+		{"pid zero", Identity{PID: 0}, Dead},
+		{"negative pid", Identity{PID: -1}, Dead},
+		{"other start time", shift(live, 1000), Reused},
+		{"start time a tick off, same argv", shift(live, p.tolerance+1), Reused},
+		{"live non-gateway", otherID, Reused},
+		{"non-gateway, start unknown", Identity{PID: otherID.PID, Argv: []string{"hermes", "gateway", "run"}}, Reused},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obs := p.Judge(ctx, tt.rec, isGateway)
+			if obs.Verdict != tt.want {
+				t.Fatalf("got %s (%s), want %s", obs.Verdict, obs.Reason, tt.want)
+			}
+			if obs.Reason == "" {
+				t.Fatal("no reason given")
+			}
+		})
+	}
+	if obs := p.Judge(ctx, otherID, nil); obs.Verdict != Alive {
+		t.Fatalf("without a gateway test, a live same process is alive: %s", obs.Reason)
+	}
+}
+
+func TestZombieAndStopped(t *testing.T) {
+	p := NewProber(Options{StartTolerance: -1})
+	ctx := context.Background()
+	cmd, _ := start(t, true)
+	id, err := p.Inspect(ctx, cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopProcess(t, cmd.Process)
+	waitVerdict(t, p, id, Stopped)
+	_ = cmd.Process.Kill() // not reaped: a zombie until Wait
+	waitVerdict(t, p, id, Zombie)
+	_ = cmd.Wait()
+	waitVerdict(t, p, id, Dead)
+}
+
+// waitVerdict polls (bounded) until the kernel reports the state change a
+// signal causes asynchronously.
+func waitVerdict(t *testing.T, p *Prober, id Identity, want Verdict) {
+	t.Helper()
+	var last Observation
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if last = p.Judge(context.Background(), id, isGateway); last.Verdict == want {
+			return
+		}
+	}
+	t.Fatalf("verdict %s (%s), want %s", last.Verdict, last.Reason, want)
+}
+
+func TestInspectSelfAndWaitGone(t *testing.T) {
+	p := NewProber(Options{StartTolerance: -1})
+	self, err := p.Self(context.Background())
+	if err != nil || self.PID != os.Getpid() || self.StartTime == nil || !slices.Equal(self.Argv, os.Args) {
+		t.Fatalf("self: %+v %v", self, err)
+	}
+	if !self.Same(self) || self.Same(Identity{PID: self.PID}) || !strings.Contains(self.String(), "start time") {
+		t.Fatalf("identity helpers on %v", self)
+	}
+	cmd, in := start(t, true)
+	id, err := p.Inspect(context.Background(), cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if err := p.WaitGone(ctx, id, isGateway, time.Millisecond); err == nil {
+		t.Fatal("WaitGone returned while the process runs")
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.WaitGone(context.Background(), id, isGateway, time.Millisecond) }()
+	in.Close()
+	_ = cmd.Wait()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
