@@ -1,0 +1,257 @@
+//go:build unix
+
+package platform
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The test binary doubles as the children the tests need.
+func TestMain(m *testing.M) {
+	switch os.Getenv("PLATFORM_HELPER") {
+	case "lock":
+		f, err := os.OpenFile(os.Getenv("PLATFORM_LOCK"), os.O_RDWR|os.O_CREATE, 0o644)
+		if err == nil {
+			err = LockFile(f)
+		}
+		if err != nil {
+			os.Exit(3)
+		}
+		os.Stdout.WriteString("locked\n")
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	case "parent": // start a grandchild, print its pid, then block or exit
+		// Handle SIGTERM before reporting ready, or the test's signal can
+		// arrive first and kill us with the default action.
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, syscall.SIGTERM)
+		gc := exec.Command(os.Args[0])
+		gc.Env = append(os.Environ(), "PLATFORM_HELPER=sleep")
+		if err := gc.Start(); err != nil {
+			os.Exit(3)
+		}
+		os.Stdout.WriteString(strconv.Itoa(gc.Process.Pid) + "\n")
+		if os.Getenv("PLATFORM_EXIT") != "" {
+			os.Exit(0)
+		}
+		<-sigs
+		os.Exit(7) // SIGTERM received
+	case "sleep":
+		select {}
+	}
+	// Orphaned grandchildren are reparented to us, so the test can see them
+	// die instead of guessing.
+	becomeSubreaper()
+	os.Exit(m.Run())
+}
+
+func shortTempDir(t *testing.T) string {
+	d, err := os.MkdirTemp("", "pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+func checkPrivate(t *testing.T, addr string) {
+	t.Helper()
+	fi, err := os.Stat(addr)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("socket mode %v %v, want 0600", fi.Mode(), err)
+	}
+}
+
+// leaveStaleEndpoint leaves a socket file nobody listens on, as a killed
+// supervisor does.
+func leaveStaleEndpoint(t *testing.T, addr string) {
+	t.Helper()
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: addr, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.SetUnlinkOnClose(false)
+	l.Close()
+	if _, err := os.Stat(addr); err != nil {
+		t.Fatalf("no stale socket: %v", err)
+	}
+}
+
+func TestControlAddressShortensLongHomes(t *testing.T) {
+	long := "/" + strings.Repeat("h", 120)
+	a, b := ControlAddress(long), ControlAddress(long)
+	if a != b || len(a) >= 104 || !strings.HasPrefix(a, os.TempDir()) {
+		t.Fatalf("long home address %q", a)
+	}
+	if ControlAddress(long+"x") == a {
+		t.Fatal("two homes share an address")
+	}
+	if got := ControlAddress("/h"); got != "/h/hermes-supervisor.sock" {
+		t.Fatalf("short home address %q", got)
+	}
+}
+
+func TestLockFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "gateway.lock")
+	a, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if err := LockFile(a); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.Open(p)
+	defer b.Close()
+	if err := LockFile(b); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second open file: %v", err)
+	}
+	if err := UnlockFile(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := LockFile(b); err != nil {
+		t.Fatalf("after unlock: %v", err)
+	}
+	_ = UnlockFile(b)
+
+	// Held by another process until it dies: the OS frees it.
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "PLATFORM_HELPER=lock", "PLATFORM_LOCK="+p)
+	stdin, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "locked\n" {
+		t.Fatalf("holder said %q", line)
+	}
+	if err := LockFile(a); !errors.Is(err, ErrLocked) {
+		t.Fatalf("lock held by a child: %v", err)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if err := LockFile(a); err != nil {
+		t.Fatalf("lock of a SIGKILLed holder: %v", err)
+	}
+}
+
+// startParent starts a helper that spawns a grandchild and reports its pid.
+func startParent(t *testing.T, exitAtOnce bool) (*Tree, int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "PLATFORM_HELPER=parent")
+	if exitAtOnce {
+		cmd.Env = append(cmd.Env, "PLATFORM_EXIT=1")
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := StartTree(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc, _ := strconv.Atoi(strings.TrimSpace(line))
+	return tree, gc
+}
+
+// waitGone reaps pid (reparented to us, the subreaper) and fails if it
+// does not die.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		var ws unix.WaitStatus
+		_, err := unix.Wait4(pid, &ws, 0, nil)
+		if err == nil && !ws.Signaled() {
+			err = errors.New("exited, not killed")
+		}
+		if errors.Is(err, unix.ECHILD) {
+			// Not our child (no subreaper on this OS): watch it instead.
+			for unix.Kill(pid, 0) == nil {
+				time.Sleep(10 * time.Millisecond)
+			}
+			err = nil
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("grandchild %d: %v", pid, err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("grandchild %d still runs", pid)
+	}
+}
+
+func TestTreeKillTakesGrandchildren(t *testing.T) {
+	tree, gc := startParent(t, false)
+	if err := tree.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	err := tree.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("root: %v", err)
+	}
+	waitGone(t, gc)
+	if err := tree.Kill(); err != nil {
+		t.Fatalf("Kill after Wait must be a no-op: %v", err)
+	}
+}
+
+func TestWaitKillsLeftoverGrandchildren(t *testing.T) {
+	tree, gc := startParent(t, true)
+	if err := tree.Wait(); err != nil {
+		t.Fatalf("root exit: %v", err)
+	}
+	waitGone(t, gc)
+}
+
+func TestTerminateSignalsOnlyTheRoot(t *testing.T) {
+	tree, gc := startParent(t, false)
+	if err := tree.Terminate(); err != nil {
+		t.Fatal(err)
+	}
+	err := tree.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 7 {
+		t.Fatalf("root did not handle SIGTERM itself: %v", err)
+	}
+	waitGone(t, gc)
+}
+
+func TestSignals(t *testing.T) {
+	if s, ok := RestartSignal(); !ok || s != unix.SIGUSR1 {
+		t.Fatal("restart signal")
+	}
+	if s, ok := ReloadSignal(); !ok || s != unix.SIGHUP {
+		t.Fatal("reload signal")
+	}
+	if s, ok := TerminateSignal(); !ok || s != unix.SIGTERM {
+		t.Fatal("terminate signal")
+	}
+	if len(ShutdownSignals()) != 2 {
+		t.Fatal("shutdown signals")
+	}
+}

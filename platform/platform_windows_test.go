@@ -1,0 +1,13 @@
+package platform
+
+import (
+	"testing"
+)
+
+func shortTempDir(t *testing.T) string { return t.TempDir() }
+
+// Named pipes have no mode bits; their SDDL is what restricts them.
+func checkPrivate(*testing.T, string) {}
+
+// A named pipe vanishes with its last handle: nothing is left stale.
+func leaveStaleEndpoint(*testing.T, string) {}
