@@ -255,3 +255,53 @@ func TestSignals(t *testing.T) {
 		t.Fatal("shutdown signals")
 	}
 }
+
+func TestKillGroupTakesALostTree(t *testing.T) {
+	// A gateway whose supervisor died: we hold no Tree for it, only its pid.
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "PLATFORM_HELPER=parent")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc, _ := strconv.Atoi(strings.TrimSpace(line))
+	if err := KillGroup(cmd.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err == nil || cmd.ProcessState.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("leader: %v", err)
+	}
+	waitGone(t, gc)
+}
+
+func TestKillLeftoversAfterTheLeaderExited(t *testing.T) {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "PLATFORM_HELPER=parent", "PLATFORM_EXIT=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	gc, _ := strconv.Atoi(strings.TrimSpace(line))
+	// While the leader's pid is taken (here by its zombie) nothing is sent.
+	time.Sleep(50 * time.Millisecond)
+	if err := KillLeftovers(cmd.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Kill(gc, 0); err != nil {
+		t.Fatalf("grandchild signalled while the leader's pid was in use: %v", err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if err := KillLeftovers(cmd.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, gc)
+}

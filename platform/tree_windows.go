@@ -94,3 +94,24 @@ func (t *Tree) release() {
 		t.sys.job = 0
 	}
 }
+
+// KillGroup kills the process pid. Its tree died with the job object of the
+// supervisor that started it, so the process is all that can be left.
+func KillGroup(pid int) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		if errors.Is(err, os.ErrProcessDone) {
+			return nil
+		}
+		return fmt.Errorf("kill process %d: %w", pid, err)
+	}
+	defer p.Release()
+	if err := p.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("kill process %d: %w", pid, err)
+	}
+	return nil
+}
+
+// KillLeftovers does nothing on Windows: the job object of the supervisor
+// that started pid took its tree down with it.
+func KillLeftovers(pid int) error { return nil }

@@ -123,12 +123,8 @@ func (o *orphan) Kill() error {
 	if !o.same() {
 		return nil
 	}
-	p, err := os.FindProcess(o.id.PID)
-	if err != nil {
-		return err
-	}
-	defer p.Release()
-	if err := p.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+	// Our gateways lead their own process group, so its helpers go too.
+	if err := platform.KillGroup(o.id.PID); err != nil {
 		return fmt.Errorf("kill orphaned gateway %s: %w", o.id, err)
 	}
 	return nil
@@ -137,9 +133,31 @@ func (o *orphan) Kill() error {
 func (o *orphan) wait(ctx context.Context) Exit {
 	// Polling is confined to this rare path: the supervisor restarted
 	// while its gateway kept running.
-	_ = o.prober.WaitGone(ctx, o.id, o.matches, 50*time.Millisecond)
+	if o.prober.WaitGone(ctx, o.id, o.matches, 50*time.Millisecond) == nil && o.reaped(ctx) {
+		// As Tree.Wait does for our own children: no helper outlives it.
+		if err := platform.KillLeftovers(o.id.PID); err != nil {
+			o.log.Warn("helpers of the old gateway may still run", zap.Error(err))
+		}
+	}
 	now := o.clock.Now()
 	return Exit{Code: -1, Signal: "unknown (not our child)", At: now, Uptime: now.Sub(o.begun)}
+}
+
+// reaped waits briefly for init to reap the exited orphan: until then its
+// pid is taken (by its zombie) and its leftovers cannot be told apart safely.
+func (o *orphan) reaped(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for o.prober.Judge(ctx, o.id, o.matches).Verdict == procstate.Zombie {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
+	return true
 }
 
 // maxLogLine bounds one logged line of gateway output.
