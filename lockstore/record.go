@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hermes-agent/hermes-supervisor/platform"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
@@ -144,34 +145,46 @@ func ParseRecord(data []byte) (Record, error) {
 		}
 		return Record{PID: pid, Legacy: true}, nil
 	}
-	// Decode pid separately so that a string or float pid is named as such.
-	var raw struct {
+	// One pass: pid is kept raw so that a string or float pid is named as
+	// such, and decoding goes on past a wrong-typed field, so pid is
+	// judged before any other field's type.
+	var aux struct {
+		recordFields
 		PID json.RawMessage `json:"pid"`
 	}
-	if err := json.Unmarshal(data, &raw); err != nil {
+	err := json.Unmarshal(data, &aux)
+	var te *json.UnmarshalTypeError
+	if err != nil && !errors.As(err, &te) {
 		return Record{}, &CorruptError{Reason: "not JSON: " + describeJSONError(err)}
 	}
-	if len(raw.PID) == 0 || string(raw.PID) == "null" {
+	if len(aux.PID) == 0 || string(aux.PID) == "null" {
 		return Record{}, &CorruptError{Reason: `no "pid"`}
 	}
-	pid, err := strconv.ParseInt(string(raw.PID), 10, 32)
-	if err != nil {
-		return Record{}, &CorruptError{Reason: `"pid" is not an integer: ` + quoteStart(raw.PID)}
+	pid, perr := strconv.ParseInt(string(aux.PID), 10, 32)
+	if perr != nil {
+		return Record{}, &CorruptError{Reason: `"pid" is not an integer: ` + quoteStart(aux.PID)}
 	}
 	if pid <= 0 {
 		return Record{}, &CorruptError{Reason: fmt.Sprintf("pid %d is not a process id", pid)}
 	}
-	var r Record
-	if err := json.Unmarshal(data, &r); err != nil {
+	if err != nil {
 		return Record{}, &CorruptError{Reason: "wrong field type: " + describeJSONError(err)}
 	}
+	r := Record(aux.recordFields)
+	r.PID = int(pid)
 	return r, nil
 }
+
+// recordFields is Record without its methods, for decoding.
+type recordFields Record
 
 func describeJSONError(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		return fmt.Sprintf("%q holds a %s", te.Field, te.Value)
+		// Field is a dotted path through embedded structs; the JSON key is
+		// its last element.
+		field := te.Field[strings.LastIndexByte(te.Field, '.')+1:]
+		return fmt.Sprintf("%q holds a %s", field, te.Value)
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "unexpected end of JSON input") {
 		return "truncated"
@@ -188,12 +201,8 @@ func quoteStart(b []byte) string {
 
 // readBounded reads at most MaxRecordSize+1 bytes of path.
 func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, MaxRecordSize+1))
+	b, _, err := platform.ReadRegular(path, MaxRecordSize+1)
+	return b, err
 }
 
 // ReadRecord reads and parses path; errors are *FileError wrapping

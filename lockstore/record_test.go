@@ -147,3 +147,34 @@ func TestLayout(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkParseRecord(b *testing.B) {
+	inputs := []struct{ name, data string }{
+		{"scoped-lock", `{"pid": 4242, "kind": "hermes-gateway", "argv": ["hermes", "gateway", "run"], "start_time": 881234, "hermes_home": "/home/ann/.hermes", "scope": "telegram-bot-token", "identity_hash": "0123456789abcdef", "metadata": {}, "updated_at": "2026-09-01T10:00:00.123456+00:00", "profile": "default"}`},
+		{"pid-file", `{"pid": 4242, "kind": "hermes-gateway", "argv": ["/usr/local/bin/hermes", "gateway", "run"], "start_time": 881234, "hermes_home": "/home/ann/.hermes"}`},
+		{"legacy-integer", "4242\n"},
+		{"bom", "\ufeff4242"},
+	}
+	for _, in := range inputs {
+		data := []byte(in.data)
+		b.Run(in.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if _, err := ParseRecord(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkIsGatewayArgv(b *testing.B) {
+	argv := []string{"/usr/bin/python3", "-m", "hermes_cli.main", "-p", "work", "gateway", "run", "--external-supervisor"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if !IsGatewayArgv(argv) {
+			b.Fatal("not a gateway")
+		}
+	}
+}

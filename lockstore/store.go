@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -75,6 +78,9 @@ type Store struct {
 	prober *procstate.Prober
 	log    *zap.Logger
 	now    func() time.Time
+	// beforeRemove, set only by tests, runs between judging a file and
+	// renaming it: the window in which a gateway may claim it.
+	beforeRemove func(path string)
 }
 
 // New returns a Store over l.
@@ -88,24 +94,57 @@ func (s *Store) Layout() Layout { return s.layout }
 // judged is an Entry plus what a sweep needs to act safely.
 type judged struct {
 	Entry
-	data []byte
+	data  []byte
+	stamp platform.FileStamp // the version judged, to see if it was replaced
 }
 
 // judge caches verdicts so that many files naming one process cost one look.
 type judge struct {
 	s     *Store
 	ctx   context.Context
+	mu    sync.Mutex
 	cache map[string]procstate.Observation
 }
 
 func (j *judge) of(r Record) procstate.Observation {
 	key := fmt.Sprint(r.PID, r.StartTime != nil, derefOr(r.StartTime), strings.Join(r.Argv, "\x00"))
-	if o, ok := j.cache[key]; ok {
+	j.mu.Lock()
+	o, ok := j.cache[key]
+	j.mu.Unlock()
+	if ok {
 		return o
 	}
-	o := j.s.prober.Judge(j.ctx, r.Identity(), IsGatewayArgv)
+	// Two workers may judge one identity at once; both get the same answer.
+	o = j.s.prober.Judge(j.ctx, r.Identity(), IsGatewayArgv)
+	j.mu.Lock()
 	j.cache[key] = o
+	j.mu.Unlock()
 	return o
+}
+
+// parallel runs f(0..n-1) on up to GOMAXPROCS goroutines. Sweeps of big
+// lock dirs spend their time in system calls on independent files, so
+// they finish sooner; small ones stay on the caller's goroutine.
+func parallel(n int, f func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n/32)
+	if workers < 2 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func derefOr(p *int64) int64 {
@@ -159,14 +198,19 @@ func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	for _, n := range names {
-		p := filepath.Join(l.LockDir, n)
-		switch {
+	lockFiles := make([]judged, len(names))
+	found := make([]bool, len(names))
+	parallel(len(names), func(i int) {
+		p := filepath.Join(l.LockDir, names[i])
+		switch n := names[i]; {
 		case strings.HasSuffix(n, ".lock"):
-			add(s.judgeRecordFile(j, p, KindScopedLock))
+			lockFiles[i], found[i] = s.judgeRecordFile(j, p, KindScopedLock)
 		case strings.HasSuffix(n, ".lock.stale") || (strings.HasPrefix(n, ".") && strings.HasSuffix(n, ".tmp")):
-			add(s.judgeLeftover(p))
+			lockFiles[i], found[i] = s.judgeLeftover(p)
 		}
+	})
+	for i := range lockFiles {
+		add(lockFiles[i], found[i])
 	}
 	for _, e := range out {
 		if e.Err != nil {
@@ -202,27 +246,18 @@ func (s *Store) lockDirNames() ([]string, error) {
 }
 
 // read loads a file for judging; ok is false when it does not exist.
-func (s *Store) read(path string, kind Kind) (judged, os.FileInfo, bool) {
+func (s *Store) read(path string, kind Kind) (judged, bool) {
 	e := judged{Entry: Entry{Path: path, Kind: kind}}
-	fi, err := os.Lstat(path)
+	var err error
+	e.data, e.stamp, err = platform.ReadRegular(path, MaxRecordSize+1)
 	if errors.Is(err, os.ErrNotExist) {
-		return e, nil, false
-	}
-	if err == nil && !fi.Mode().IsRegular() {
-		err = errors.New("not a regular file")
-	}
-	if err == nil {
-		e.data, err = readBounded(path)
-	}
-	if errors.Is(err, os.ErrNotExist) {
-		return e, nil, false
+		return e, false
 	}
 	if err != nil {
 		e.Action, e.Reason = ActionError, "cannot read"
 		e.Err = &FileError{Path: path, Op: "read", Err: err, Hint: hintFor(err)}
-		return e, nil, true
 	}
-	return e, fi, true
+	return e, true
 }
 
 func hintFor(err error) string {
@@ -232,12 +267,12 @@ func hintFor(err error) string {
 	return "remove or fix it by hand; it was kept"
 }
 
-func (s *Store) young(fi os.FileInfo) bool { return s.now().Sub(fi.ModTime()) < Grace }
+func (s *Store) young(t time.Time) bool { return s.now().Sub(t) < Grace }
 
 // corrupt decides between keeping a maybe-mid-write file and moving it aside.
-func (s *Store) corrupt(e judged, fi os.FileInfo, err error) judged {
+func (s *Store) corrupt(e judged, err error) judged {
 	e.Verdict = procstate.Unknown
-	if s.young(fi) {
+	if s.young(e.stamp.ModTime()) {
 		e.Action, e.Reason = ActionKeep, "recently written, maybe mid-write: "+oneLine(err.Error())
 		return e
 	}
@@ -246,13 +281,13 @@ func (s *Store) corrupt(e judged, fi os.FileInfo, err error) judged {
 }
 
 func (s *Store) judgeRecordFile(j *judge, path string, kind Kind) (judged, bool) {
-	e, fi, ok := s.read(path, kind)
+	e, ok := s.read(path, kind)
 	if !ok || e.Action == ActionError {
 		return e, ok
 	}
 	rec, err := ParseRecord(e.data)
 	if err != nil {
-		return s.corrupt(e, fi, err), true
+		return s.corrupt(e, err), true
 	}
 	e.Record = &rec
 	obs := j.of(rec)
@@ -269,7 +304,7 @@ func (s *Store) judgeRecordFile(j *judge, path string, kind Kind) (judged, bool)
 // race with a gateway opening it, and a lock nobody holds is harmless.
 func (s *Store) judgeRuntimeLock(j *judge) (judged, bool) {
 	path := s.layout.RuntimeLock()
-	e, _, ok := s.read(path, KindRuntimeLock)
+	e, ok := s.read(path, KindRuntimeLock)
 	if !ok || e.Action == ActionError {
 		return e, ok
 	}
@@ -306,7 +341,7 @@ func (s *Store) judgeRuntimeLock(j *judge) (judged, bool) {
 var runningStates = map[string]bool{"starting": true, "running": true, "draining": true, "degraded": true}
 
 func (s *Store) judgeStateFile(j *judge) (judged, bool) {
-	e, _, ok := s.read(s.layout.StateFile(), KindState)
+	e, ok := s.read(s.layout.StateFile(), KindState)
 	if !ok || e.Action == ActionError {
 		return e, ok
 	}
@@ -345,13 +380,13 @@ type marker struct {
 }
 
 func (s *Store) judgeMarker(j *judge, path string) (judged, bool) {
-	e, fi, ok := s.read(path, KindMarker)
+	e, ok := s.read(path, KindMarker)
 	if !ok || e.Action == ActionError {
 		return e, ok
 	}
 	var m marker
 	if err := parseMarker(e.data, &m); err != nil {
-		if s.young(fi) {
+		if s.young(e.stamp.ModTime()) {
 			e.Action, e.Reason = ActionKeep, "recently written, maybe mid-write"
 			return e, true
 		}
@@ -405,7 +440,7 @@ func (s *Store) judgeLeftover(path string) (judged, bool) {
 		e.Err = &FileError{Path: path, Op: "stat", Err: err, Hint: hintFor(err)}
 		return e, true
 	}
-	if s.young(fi) {
+	if s.young(fi.ModTime()) {
 		e.Verdict, e.Action, e.Reason = procstate.Unknown, ActionKeep, "recent; a writer may still use it"
 		return e, true
 	}
@@ -419,13 +454,14 @@ func (s *Store) judgeLeftover(path string) (judged, bool) {
 func (s *Store) Sweep(ctx context.Context, dryRun bool) ([]Entry, error) {
 	js, err := s.judgeAll(ctx)
 	errs := []error{err}
+	if !dryRun {
+		// Each file's rename, re-check and unlink touch that file alone.
+		parallel(len(js), func(i int) { s.act(ctx, &js[i]) })
+	}
 	for i := range js {
 		e := &js[i]
-		if !dryRun {
-			s.act(ctx, e)
-			if e.Err != nil && e.Action == ActionError {
-				errs = append(errs, e.Err)
-			}
+		if !dryRun && e.Err != nil && e.Action == ActionError {
+			errs = append(errs, e.Err)
 		}
 		s.logEntry(e.Entry)
 	}
@@ -485,6 +521,9 @@ func (s *Store) act(ctx context.Context, e *judged) {
 // judge again and put it back unless it is still stale.
 func (s *Store) remove(ctx context.Context, e *judged) {
 	stale := e.Path + ".stale"
+	if s.beforeRemove != nil {
+		s.beforeRemove(e.Path)
+	}
 	if err := os.Rename(e.Path, stale); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			e.Action, e.Reason = ActionOK, "already gone"
@@ -493,13 +532,11 @@ func (s *Store) remove(ctx context.Context, e *judged) {
 		s.fail(e, "rename", err)
 		return
 	}
-	now, err := readBounded(stale)
-	if err == nil && !bytes.Equal(now, e.data) {
-		if rec, perr := ParseRecord(now); perr == nil && !s.prober.Judge(ctx, rec.Identity(), IsGatewayArgv).Verdict.Stale() {
-			_ = os.Link(stale, e.Path) // fails harmlessly if a newer file took the name
-			_ = os.Remove(stale)
-			e.Record, e.Action, e.Reason = &rec, ActionKeep, "claimed by a live gateway during the sweep"
-			e.Verdict = procstate.Alive
+	// The rename keeps the inode: an unchanged stamp proves nobody
+	// replaced or rewrote the file since it was judged, without reading it.
+	if st, err := platform.Stamp(stale); err != nil || !st.Same(e.stamp) {
+		s.rejudge(ctx, e, stale)
+		if e.Action == ActionKeep {
 			return
 		}
 	}
@@ -508,6 +545,20 @@ func (s *Store) remove(ctx context.Context, e *judged) {
 		return
 	}
 	e.Action = ActionSwept
+}
+
+// rejudge looks again at a file that changed between judging and the
+// rename to .stale: a gateway that just claimed it gets it back.
+func (s *Store) rejudge(ctx context.Context, e *judged, stale string) {
+	now, err := readBounded(stale)
+	if err == nil && !bytes.Equal(now, e.data) {
+		if rec, perr := ParseRecord(now); perr == nil && !s.prober.Judge(ctx, rec.Identity(), IsGatewayArgv).Verdict.Stale() {
+			_ = os.Link(stale, e.Path) // fails harmlessly if a newer file took the name
+			_ = os.Remove(stale)
+			e.Record, e.Action, e.Reason = &rec, ActionKeep, "claimed by a live gateway during the sweep"
+			e.Verdict = procstate.Alive
+		}
+	}
 }
 
 func (s *Store) fail(e *judged, op string, err error) {

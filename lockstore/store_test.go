@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/hermes-agent/hermes-supervisor/platform"
@@ -46,7 +48,7 @@ var prober = procstate.NewProber(procstate.Options{StartTolerance: -1})
 
 // startProc starts a helper; with gateway it runs as "<test> demo-gateway",
 // which IsGatewayArgv accepts.
-func startProc(t *testing.T, mode string, gateway bool, env ...string) procstate.Identity {
+func startProc(t testing.TB, mode string, gateway bool, env ...string) procstate.Identity {
 	t.Helper()
 	args := []string{}
 	if gateway {
@@ -529,5 +531,111 @@ func TestConsumePlannedStop(t *testing.T) {
 	m, err := ReadPlannedStop(l.PlannedStopMarker())
 	if err != nil || strings.HasSuffix(m.WrittenAt, "Z") || !strings.HasSuffix(m.WrittenAt, "+00:00") || m.StopperPID != 777 {
 		t.Fatalf("marker %+v %v", m, err)
+	}
+}
+
+// BenchmarkSweep sweeps 1000 scoped locks: a third naming dead pids, a
+// third a live process with another start time, a third a live gateway.
+func BenchmarkSweep(b *testing.B) {
+	live := startProc(b, "block", true)
+	other := startProc(b, "block", false)
+	var dead []int
+	for pid := 1<<22 - 1; len(dead) < 400; pid-- {
+		if _, err := prober.Inspect(context.Background(), pid); errors.Is(err, procstate.ErrNoProcess) {
+			dead = append(dead, pid)
+		}
+	}
+	const n = 1000
+	write := func(dir string) {
+		for i := range n {
+			id := live
+			switch i % 3 {
+			case 0:
+				st := int64(1000 + i)
+				id = procstate.Identity{PID: dead[i%len(dead)], StartTime: &st, Argv: []string{"hermes", "gateway", "run"}}
+			case 1:
+				st := *other.StartTime + int64(1000+i)
+				id = procstate.Identity{PID: other.PID, StartTime: &st, Argv: []string{"hermes", "gateway", "run"}}
+			}
+			rec := NewRecord(id, "/home/bench/.hermes")
+			rec.Scope = "telegram-bot-token"
+			token := fmt.Sprint("token-", i)
+			rec.IdentityHash = IdentityHash(token)
+			if err := WriteExclusive(Layout{LockDir: dir}.ScopedLock(rec.Scope, token), rec); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		root := b.TempDir()
+		l := Layout{Home: filepath.Join(root, "home"), LockDir: filepath.Join(root, "locks")}
+		_ = os.MkdirAll(l.Home, 0o700)
+		_ = os.MkdirAll(l.LockDir, 0o700)
+		write(l.LockDir)
+		s := New(l, prober, zap.NewNop(), time.Now)
+		b.StartTimer()
+		if _, err := s.Sweep(ctx, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/file")
+}
+
+// TestSweepRaceWithAClaim replaces a stale file in the window between its
+// judgement and its removal, as a gateway claiming the lock does.
+func TestSweepRaceWithAClaim(t *testing.T) {
+	live := startProc(t, "block", true)
+	tests := []struct {
+		name      string
+		newOwner  procstate.Identity
+		wantKept  bool
+		wantEntry Action
+	}{
+		{"claimed by a live gateway", live, true, ActionKeep},
+		{"rewritten by another dead owner", deadIdentity(t), false, ActionSwept},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, l := newStore(t)
+			path := l.ScopedLock("telegram-bot-token", "a")
+			writeRecord(t, path, deadIdentity(t), l.Home)
+			s.beforeRemove = func(p string) {
+				if p != path {
+					return
+				}
+				tmp := p + ".new"
+				writeRecord(t, tmp, tt.newOwner, l.Home)
+				if err := os.Rename(tmp, p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			entries, err := s.Sweep(context.Background(), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got *Entry
+			for i := range entries {
+				if entries[i].Path == path {
+					got = &entries[i]
+				}
+			}
+			if got == nil || got.Action != tt.wantEntry {
+				t.Fatalf("entry %+v, want action %s", got, tt.wantEntry)
+			}
+			rec, err := ReadRecord(path)
+			if tt.wantKept {
+				if err != nil || rec.PID != live.PID {
+					t.Fatalf("the live gateway's claim was lost: %+v %v", rec, err)
+				}
+			} else if !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("stale replacement kept: %v", err)
+			}
+			if _, err := os.Stat(path + ".stale"); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf(".stale left behind: %v", err)
+			}
+		})
 	}
 }

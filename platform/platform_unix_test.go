@@ -305,3 +305,33 @@ func TestKillLeftoversAfterTheLeaderExited(t *testing.T) {
 	}
 	waitGone(t, gc)
 }
+
+func TestReadRegularRefusesLinksAndFIFOs(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target")
+	if err := os.WriteFile(target, []byte("1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "gateway.pid")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ReadRegular(link, 10); !errors.Is(err, ErrNotRegular) {
+		t.Fatalf("symlink: %v", err)
+	}
+	fifo := filepath.Join(dir, "x.lock")
+	if err := unix.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A FIFO with no writer would block a plain open forever.
+	done := make(chan error, 1)
+	go func() { _, _, err := ReadRegular(fifo, 10); done <- err }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrNotRegular) {
+			t.Fatalf("fifo: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ReadRegular blocked on a FIFO")
+	}
+}

@@ -186,20 +186,24 @@ func (p *Prober) Judge(ctx context.Context, rec Identity, isGateway func([]strin
 		obs.Verdict, obs.Reason = Stopped, "process is stopped"
 		return obs
 	}
-	argv, argvErr := cmdline(ctx, rec.PID)
-	obs.Live.Argv = argv
-	readable := argvErr == nil && len(argv) > 0
-
+	var d int64
 	if rec.StartTime != nil && st.start != nil {
-		d := *rec.StartTime - *st.start
+		d = *rec.StartTime - *st.start
 		if d < 0 {
 			d = -d
 		}
+		// Settled without reading the command line: in a sweep of stale
+		// files this is the common case, and each /proc read counts.
 		if d > p.tolerance {
 			obs.Verdict = Reused
 			obs.Reason = fmt.Sprintf("start time %d differs from recorded %d", *st.start, *rec.StartTime)
 			return obs
 		}
+	}
+	argv, argvErr := cmdline(ctx, rec.PID)
+	obs.Live.Argv = argv
+	readable := argvErr == nil && len(argv) > 0
+	if rec.StartTime != nil && st.start != nil {
 		// Inside the window but not equal: only the command line can tell a
 		// drifted clock from a pid reused within the same tick.
 		if d != 0 && (!readable || !slices.Equal(argv, rec.Argv)) {

@@ -175,3 +175,44 @@ func TestInspectSelfAndWaitGone(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// BenchmarkJudge measures one identity check, the unit of every sweep.
+func BenchmarkJudge(b *testing.B) {
+	ctx := context.Background()
+	p := NewProber(Options{StartTolerance: -1})
+	self, err := p.Self(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	other := self
+	st := *self.StartTime + 100000
+	other.StartTime = &st
+	dead := Identity{PID: 1 << 30, StartTime: self.StartTime, Argv: self.Argv}
+	any := func([]string) bool { return true }
+	for _, c := range []struct {
+		name string
+		id   Identity
+		want Verdict
+	}{{"alive", self, Alive}, {"reused", other, Reused}, {"dead", dead, Dead}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if v := p.Judge(ctx, c.id, any).Verdict; v != c.want {
+					b.Fatalf("verdict %s, want %s", v, c.want)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkInspect(b *testing.B) {
+	ctx := context.Background()
+	p := NewProber(Options{StartTolerance: -1})
+	pid := os.Getpid()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Inspect(ctx, pid); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -55,3 +55,14 @@ func TestKernelThread(t *testing.T) {
 		t.Fatalf("unreadable cmdline, matching start: %s", v)
 	}
 }
+
+func BenchmarkParseStat(b *testing.B) {
+	line := []byte("4242 (python3) S 1 1 1 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 881234 1000 10")
+	b.ReportAllocs()
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		if _, err := parseStat(4242, line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

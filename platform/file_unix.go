@@ -1,0 +1,69 @@
+//go:build unix
+
+package platform
+
+import (
+	"errors"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+type fileID struct{ dev, ino uint64 }
+
+func stampOf(st *unix.Stat_t) FileStamp {
+	return FileStamp{
+		id:      fileID{uint64(st.Dev), uint64(st.Ino)}, //nolint:unconvert // int32 on darwin
+		size:    st.Size,
+		modTime: time.Unix(st.Mtim.Unix()),
+	}
+}
+
+// ReadRegular reads at most limit bytes of the regular file path and
+// stamps it. It never follows a final symlink and never blocks on a FIFO,
+// and takes four system calls where os.ReadFile after os.Lstat takes
+// eight: a sweep reads thousands of files.
+func ReadRegular(path string, limit int) ([]byte, FileStamp, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if errors.Is(err, unix.ELOOP) {
+		err = ErrNotRegular
+	}
+	if err != nil {
+		return nil, FileStamp{}, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, FileStamp{}, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, FileStamp{}, &os.PathError{Op: "open", Path: path, Err: ErrNotRegular}
+	}
+	// One byte more than the file, so a file that grew is seen to end.
+	buf := make([]byte, min(int64(limit), st.Size+1))
+	n := 0
+	for n < len(buf) {
+		m, err := unix.Read(fd, buf[n:])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, FileStamp{}, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return buf[:n], stampOf(&st), nil
+}
+
+// Stamp stamps path without following a final symlink.
+func Stamp(path string) (FileStamp, error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return FileStamp{}, &os.PathError{Op: "lstat", Path: path, Err: err}
+	}
+	return stampOf(&st), nil
+}
