@@ -7,7 +7,7 @@ FUZZTIME ?= 10s
 # Parsers of files we read; `make test` fuzzes each briefly, `make fuzz` longer.
 FUZZ_TARGETS := lockstore:FuzzParseRecord
 
-.PHONY: all build run test check fmt-check vet cross unit fuzz-smoke fuzz clean
+.PHONY: all build run test check fmt-check vet cross unit fuzz-smoke fuzz bench bench-peers clean
 
 all: build
 
@@ -46,6 +46,23 @@ fuzz-smoke:
 
 fuzz:
 	$(MAKE) fuzz-smoke FUZZTIME=2m
+
+# Restart latency against runit, s6 and supervisord, sweep cost, power-loss
+# recovery, idle cost and the Go micro-benchmarks, into docs/benchmarks.md.
+# Takes about six minutes; nothing in `make test` depends on timing.
+bench: build bench-peers
+	$(GO) run ./internal/bench -supervisor $(BIN) -out docs $(BENCHFLAGS)
+
+# The peers, from Debian, when we may install them. Their packaged services
+# are never started: policy-rc.d refuses, and the bench runs each by hand.
+bench-peers:
+	@if command -v runsv >/dev/null && command -v s6-supervise >/dev/null && command -v supervisord >/dev/null; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  made=; if [ ! -e /usr/sbin/policy-rc.d ]; then printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d; chmod 755 /usr/sbin/policy-rc.d; made=1; fi; \
+	  apt-get install -y --no-install-recommends runit s6 supervisor >/dev/null || \
+	    { apt-get update >/dev/null && apt-get install -y --no-install-recommends runit s6 supervisor >/dev/null; }; \
+	  rc=$$?; [ -n "$$made" ] && rm -f /usr/sbin/policy-rc.d; exit $$rc; \
+	else echo "bench: runit, s6 or supervisor missing and apt-get unavailable; those rows will say so"; fi
 
 clean:
 	rm -rf bin $(DEMO)

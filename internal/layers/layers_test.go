@@ -22,6 +22,8 @@ var rank = map[string]int{
 	"supervisor":            3,
 	"cmd/hermes-supervisor": 4,
 	"internal/e2e":          5,
+	"internal/bench":        5,
+	"internal/bench/child":  0,
 }
 
 func TestDependenciesPointOneWay(t *testing.T) {

@@ -1,0 +1,138 @@
+//go:build linux
+
+// Command bench measures hermes-supervisor against its peers and writes
+// docs/benchmarks.md with SVG plots. `make bench` runs it; it is a program
+// and not a test so that nothing in `make test` depends on timing.
+//
+// Every supervisor runs the same small child (./child), built at start, so
+// restart latency measures supervisors and not gateway start-up. The
+// bench binary doubles as the floor ("bench floor CHILD FILE"): the bare
+// restart loop the others are compared with.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+type config struct {
+	supervisor string        // the hermes-supervisor binary
+	out        string        // docs directory
+	kills      int           // restart-latency samples per contender
+	gap        time.Duration // healthy uptime before each kill
+	idle       time.Duration // idle-cost window
+	sweepSizes []int
+	powerRuns  int
+	goBench    bool
+}
+
+func main() {
+	if len(os.Args) > 2 {
+		switch os.Args[1] {
+		case "floor":
+			floor(os.Args[2:])
+			return
+		}
+	}
+	var c config
+	flag.StringVar(&c.supervisor, "supervisor", "bin/hermes-supervisor", "hermes-supervisor binary to measure")
+	flag.StringVar(&c.out, "out", "docs", "where benchmarks.md and the plots go")
+	flag.IntVar(&c.kills, "kills", 20, "SIGKILLs per supervisor for restart latency")
+	flag.DurationVar(&c.gap, "gap", 1200*time.Millisecond, "uptime of the child before each SIGKILL (runsv and s6 delay restarts of a child that ran under 1 s)")
+	flag.DurationVar(&c.idle, "idle", 60*time.Second, "how long to watch an idle supervisor")
+	flag.IntVar(&c.powerRuns, "power-runs", 10, "power-loss recoveries to time")
+	flag.BoolVar(&c.goBench, "go-bench", true, "run the Go micro-benchmarks too")
+	flag.Parse()
+	c.sweepSizes = []int{10, 100, 1000, 10000}
+	var err error
+	if c.supervisor, err = filepath.Abs(c.supervisor); err != nil {
+		fail(err)
+	}
+	if _, err := os.Stat(c.supervisor); err != nil {
+		fail(fmt.Errorf("%w: build it first (make build)", err))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r, err := run(ctx, c)
+	if err != nil {
+		fail(err)
+	}
+	if err := r.write(c.out); err != nil {
+		fail(err)
+	}
+	fmt.Printf("wrote %s\n", filepath.Join(c.out, "benchmarks.md"))
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "bench:", err)
+	os.Exit(1)
+}
+
+func run(ctx context.Context, c config) (*report, error) {
+	r := &report{cfg: c, started: time.Now()}
+	r.machine = describeMachine()
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	scratch, err := os.MkdirTemp("", "hsbench-bin")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(scratch)
+	child := filepath.Join(scratch, "child")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", child, "./internal/bench/child").CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("build the bench child (run from the module root): %w\n%s", err, out)
+	}
+	step := func(name string, f func() error) error {
+		fmt.Fprintf(os.Stderr, "bench: %s\n", name)
+		t := time.Now()
+		err := f()
+		fmt.Fprintf(os.Stderr, "bench: %s done in %s\n", name, time.Since(t).Round(time.Millisecond))
+		return err
+	}
+	if err := step("restart latency", func() error {
+		r.restart, err = restartLatency(ctx, c, self, child)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := step("sweep cost", func() error {
+		r.sweep, err = sweepCost(ctx, c, child)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := step("power-loss recovery", func() error {
+		r.power, err = powerLoss(ctx, c, child)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := step("idle cost", func() error {
+		r.idle, err = idleCost(ctx, c)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if c.goBench {
+		if err := step("go micro-benchmarks", func() error {
+			r.goBench, err = goBenchmarks(ctx)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, errors.New("interrupted")
+	}
+	return r, nil
+}

@@ -1,0 +1,269 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/lockstore"
+)
+
+// contender is one supervisor running the bench child.
+type contender struct {
+	name string
+	note string
+	// cmd returns the supervisor's command line for a child that writes
+	// pidFile, with dir as its scratch space; nil when not installed.
+	cmd func(dir, pidFile string) (*exec.Cmd, error)
+	// readPID reads the pid the child wrote; the default is a bare integer.
+	readPID func(path string) int
+	// pidFile is where the child writes, relative to dir.
+	pidFile string
+}
+
+type latency struct {
+	name, note string
+	skipped    string // why it did not run
+	samples    []time.Duration
+	sum        summary
+}
+
+func restartLatency(ctx context.Context, c config, self, child string) ([]latency, error) {
+	// Each SIGKILL comes after c.gap of uptime, and hermes-supervisor is
+	// told that this counts as a healthy run (--reset-after), so every
+	// sample is "the first restart after a healthy run", the case the
+	// target is about. The default backoff policy is otherwise unchanged.
+	reset := (c.gap * 3 / 5).String()
+	hs := func(extra ...string) func(dir, pidFile string) (*exec.Cmd, error) {
+		return func(dir, pidFile string) (*exec.Cmd, error) {
+			args := []string{"run", "--home", filepath.Join(dir, "home"), "--lock-dir", filepath.Join(dir, "locks"),
+				"--reset-after", reset, "--crash-loop-max", "100000"}
+			args = append(args, extra...)
+			if len(extra) == 0 {
+				args = append(args, "--", child, pidFile)
+			}
+			return exec.Command(c.supervisor, args...), nil
+		}
+	}
+	contenders := []contender{
+		{name: "floor", note: "a bare Go loop: fork/exec the child, wait, repeat",
+			cmd: func(dir, pidFile string) (*exec.Cmd, error) {
+				return exec.Command(self, "floor", child, pidFile), nil
+			}},
+		{name: "hermes-supervisor", note: "same child; sweep before start, release after exit", cmd: hs()},
+		{name: "hermes-supervisor + demo gateway", note: "the real file dance: gateway.pid, gateway.lock, a scoped lock, state file; until gateway.pid names the new pid",
+			cmd: hs("--demo"), pidFile: "home/gateway.pid", readPID: readRecordPID},
+		{name: "runit runsv", note: "run script execs the child", cmd: serviceDir("runsv", child)},
+		{name: "s6-supervise", note: "run script execs the child; s6 waits 1 s between starts by design", cmd: serviceDir("s6-supervise", child)},
+		{name: "supervisord", note: "autorestart=true, startsecs=0", cmd: supervisord(child)},
+	}
+	var out []latency
+	for _, ct := range contenders {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		l, err := measureRestarts(ctx, c, ct)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ct.name, err)
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+// serviceDir makes a runit/s6 style service directory whose run script
+// execs the child.
+func serviceDir(tool, child string) func(dir, pidFile string) (*exec.Cmd, error) {
+	return func(dir, pidFile string) (*exec.Cmd, error) {
+		bin, err := exec.LookPath(tool)
+		if err != nil {
+			return nil, nil
+		}
+		sv := filepath.Join(dir, "sv")
+		if err := os.MkdirAll(sv, 0o755); err != nil {
+			return nil, err
+		}
+		script := fmt.Sprintf("#!/bin/sh\nexec %q %q\n", child, pidFile)
+		if err := os.WriteFile(filepath.Join(sv, "run"), []byte(script), 0o755); err != nil {
+			return nil, err
+		}
+		return exec.Command(bin, sv), nil
+	}
+}
+
+func supervisord(child string) func(dir, pidFile string) (*exec.Cmd, error) {
+	return func(dir, pidFile string) (*exec.Cmd, error) {
+		bin, err := exec.LookPath("supervisord")
+		if err != nil {
+			return nil, nil
+		}
+		conf := filepath.Join(dir, "supervisord.conf")
+		text := fmt.Sprintf(`[supervisord]
+nodaemon=true
+user=%s
+logfile=%s
+pidfile=%s
+[program:child]
+command=%s %s
+autorestart=true
+startsecs=0
+startretries=100000
+`, currentUser(), filepath.Join(dir, "supervisord.log"), filepath.Join(dir, "supervisord.pid"), child, pidFile)
+		if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+			return nil, err
+		}
+		return exec.Command(bin, "-c", conf), nil
+	}
+}
+
+func currentUser() string {
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	return strconv.Itoa(os.Getuid())
+}
+
+func measureRestarts(ctx context.Context, c config, ct contender) (latency, error) {
+	l := latency{name: ct.name, note: ct.note}
+	dir, err := os.MkdirTemp("", "hsbench")
+	if err != nil {
+		return l, err
+	}
+	defer os.RemoveAll(dir)
+	rel := ct.pidFile
+	if rel == "" {
+		rel = "child.pid"
+	}
+	pidFile := filepath.Join(dir, rel)
+	readPID := ct.readPID
+	if readPID == nil {
+		readPID = readBarePID
+	}
+	cmd, err := ct.cmd(dir, pidFile)
+	if err != nil {
+		return l, err
+	}
+	if cmd == nil {
+		l.skipped = "not installed (the bench script installs it with apt when it can)"
+		return l, nil
+	}
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	logf, err := os.Create(filepath.Join(dir, "supervisor.log"))
+	if err != nil {
+		return l, err
+	}
+	defer logf.Close()
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return l, err
+	}
+	defer func() {
+		// Stop the supervisor first so nothing restarts what we kill next.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		if pid := readPID(pidFile); pid > 0 {
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}()
+	pid, err := waitPID(ctx, pidFile, readPID, 0, 15*time.Second)
+	if err != nil {
+		return l, fmt.Errorf("first start: %w (log: %s)", err, tail(logf.Name()))
+	}
+	for i := 0; i < c.kills; i++ {
+		if err := sleep(ctx, c.gap); err != nil {
+			return l, err
+		}
+		t0 := time.Now()
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			return l, fmt.Errorf("kill child %d: %w", pid, err)
+		}
+		next, err := waitPID(ctx, pidFile, readPID, pid, 15*time.Second)
+		if err != nil {
+			return l, fmt.Errorf("restart %d: %w (log: %s)", i+1, err, tail(logf.Name()))
+		}
+		l.samples = append(l.samples, time.Since(t0))
+		pid = next
+	}
+	l.sum = summarize(l.samples)
+	return l, nil
+}
+
+// waitPID polls path until it names a live pid other than old. Polling at
+// 100 µs adds at most that to a sample, small next to the floor.
+func waitPID(ctx context.Context, path string, read func(string) int, old int, limit time.Duration) (int, error) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if pid := read(path); pid > 0 && pid != old && syscall.Kill(pid, 0) == nil {
+			return pid, nil
+		}
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	return 0, errors.New("no new pid in " + path + " within " + limit.String())
+}
+
+func readBarePID(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n
+}
+
+// readRecordPID reads a Hermes pid record, which the gateway writes in
+// place (not by rename), so a half-written one reads as 0.
+func readRecordPID(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	r, err := lockstore.ParseRecord(b)
+	if err != nil {
+		return 0
+	}
+	return r.PID
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func tail(path string) string {
+	b, _ := os.ReadFile(path)
+	if len(b) > 800 {
+		b = b[len(b)-800:]
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// floor is the bare restart loop the others are compared with.
+func floor(args []string) {
+	for {
+		cmd := exec.Command(args[0], args[1:]...)
+		if err := cmd.Start(); err != nil {
+			os.Exit(1)
+		}
+		_ = cmd.Wait()
+	}
+}

@@ -1,0 +1,209 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/hermes-agent/hermes-supervisor/lockstore"
+	"github.com/hermes-agent/hermes-supervisor/procstate"
+)
+
+type sweepResult struct {
+	n       int
+	rounds  int
+	sum     summary       // whole sweep
+	perFile time.Duration // median / n
+	// marginal is the slope of the median from the previous n: the cost
+	// of one more file.
+	marginal time.Duration
+	scan     summary // dry run (judge only) of the same files
+	swept    int     // per round
+	kept     int
+}
+
+// owners are the processes the stale files name.
+type owners struct {
+	live   []procstate.Identity // real demo gateways: files naming them are kept
+	others []procstate.Identity // live non-gateways: a file naming one with another start time is a reused pid
+	dead   []int                // pids no process has
+	stop   func()
+}
+
+func startOwners(ctx context.Context, c config, child string, prober *procstate.Prober) (*owners, error) {
+	o := &owners{}
+	var cmds []*exec.Cmd
+	o.stop = func() {
+		for _, cmd := range cmds {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}
+	tmp, err := os.MkdirTemp("", "hsbench-owners")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	start := func(pidFile string, name string, args ...string) (procstate.Identity, error) {
+		cmd := exec.Command(name, args...)
+		if err := cmd.Start(); err != nil {
+			return procstate.Identity{}, err
+		}
+		cmds = append(cmds, cmd)
+		read := readBarePID
+		if filepath.Base(pidFile) == "gateway.pid" {
+			read = readRecordPID
+		}
+		if _, err := waitPID(ctx, pidFile, read, 0, 15*time.Second); err != nil {
+			return procstate.Identity{}, err
+		}
+		return prober.Inspect(ctx, cmd.Process.Pid)
+	}
+	for i := range 5 {
+		home := filepath.Join(tmp, "gw"+strconv.Itoa(i))
+		id, err := start(filepath.Join(home, "gateway.pid"), c.supervisor, "demo-gateway",
+			"-home", home, "-lock-dir", filepath.Join(home, "locks"))
+		if err != nil {
+			o.stop()
+			return nil, fmt.Errorf("start a live demo gateway: %w", err)
+		}
+		o.live = append(o.live, id)
+	}
+	for i := range 20 {
+		id, err := start(filepath.Join(tmp, "c"+strconv.Itoa(i)), child, filepath.Join(tmp, "c"+strconv.Itoa(i)))
+		if err != nil {
+			o.stop()
+			return nil, err
+		}
+		o.others = append(o.others, id)
+	}
+	max := 4194304
+	if b, err := os.ReadFile("/proc/sys/kernel/pid_max"); err == nil {
+		if v, err := strconv.Atoi(string(b[:len(b)-1])); err == nil {
+			max = v
+		}
+	}
+	for pid := max - 1; pid > max/2 && len(o.dead) < 10000; pid-- {
+		if syscall.Kill(pid, 0) == syscall.ESRCH {
+			o.dead = append(o.dead, pid)
+		}
+	}
+	return o, nil
+}
+
+// layout writes n scoped locks, a third each naming a dead pid, a reused
+// pid (a live process with another start time) and a live gateway. Dead and
+// reused files each name a distinct identity, so none is judged from cache.
+func (o *owners) layout(dir string, n int, rnd *rand.Rand) (stale int, err error) {
+	for i := range n {
+		var id procstate.Identity
+		switch i % 3 {
+		case 0:
+			id = procstate.Identity{PID: o.dead[(i/3)%len(o.dead)], StartTime: ptr(1000 + int64(i)),
+				Argv: []string{"hermes", "gateway", "run"}}
+			stale++
+		case 1:
+			id = o.others[rnd.IntN(len(o.others))]
+			id.StartTime = ptr(*id.StartTime + 1000 + int64(i))
+			id.Argv = []string{"hermes", "gateway", "run"}
+			stale++
+		case 2:
+			id = o.live[rnd.IntN(len(o.live))]
+		}
+		rec := lockstore.NewRecord(id, "/home/bench/.hermes")
+		rec.Scope = "telegram-bot-token"
+		token := "token-" + strconv.Itoa(i)
+		rec.IdentityHash = lockstore.IdentityHash(token)
+		l := lockstore.Layout{LockDir: dir}
+		if err := lockstore.WriteExclusive(l.ScopedLock(rec.Scope, token), rec); err != nil {
+			return 0, err
+		}
+	}
+	return stale, nil
+}
+
+func sweepCost(ctx context.Context, c config, child string) ([]sweepResult, error) {
+	prober := procstate.NewProber(procstate.Options{StartTolerance: -1})
+	o, err := startOwners(ctx, c, child, prober)
+	if err != nil {
+		return nil, err
+	}
+	defer o.stop()
+	rnd := rand.New(rand.NewPCG(1, 2))
+	var out []sweepResult
+	for _, n := range c.sweepSizes {
+		rounds := max(3, min(30, 30000/n))
+		res := sweepResult{n: n, rounds: rounds}
+		var sweeps, scans []time.Duration
+		for range rounds {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			root, err := os.MkdirTemp("", "hsbench-sweep")
+			if err != nil {
+				return nil, err
+			}
+			l := lockstore.Layout{Home: filepath.Join(root, "home"), LockDir: filepath.Join(root, "locks")}
+			for _, d := range []string{l.Home, l.LockDir} {
+				if err := os.MkdirAll(d, 0o700); err != nil {
+					return nil, err
+				}
+			}
+			stale, err := o.layout(l.LockDir, n, rnd)
+			if err != nil {
+				os.RemoveAll(root)
+				return nil, err
+			}
+			store := lockstore.New(l, prober, zap.NewNop(), time.Now)
+			t0 := time.Now()
+			if _, err := store.Scan(ctx); err != nil {
+				os.RemoveAll(root)
+				return nil, err
+			}
+			scans = append(scans, time.Since(t0))
+			t0 = time.Now()
+			entries, err := store.Sweep(ctx, false)
+			sweeps = append(sweeps, time.Since(t0))
+			if err != nil {
+				os.RemoveAll(root)
+				return nil, err
+			}
+			swept, kept := 0, 0
+			for _, e := range entries {
+				switch e.Action {
+				case lockstore.ActionSwept:
+					swept++
+				case lockstore.ActionKeep:
+					kept++
+				}
+			}
+			left, _ := os.ReadDir(l.LockDir)
+			os.RemoveAll(root)
+			// A benchmark of a wrong sweep is worthless: check it.
+			if swept != stale || kept != n-stale || len(left) != n-stale {
+				return nil, fmt.Errorf("sweep of %d files: swept %d kept %d left %d, want %d/%d", n, swept, kept, len(left), stale, n-stale)
+			}
+			res.swept, res.kept = swept, kept
+		}
+		res.sum, res.scan = summarize(sweeps), summarize(scans)
+		res.perFile = res.sum.Med / time.Duration(n)
+		if len(out) > 0 {
+			prev := out[len(out)-1]
+			res.marginal = (res.sum.Med - prev.sum.Med) / time.Duration(n-prev.n)
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+func ptr(v int64) *int64 { return &v }
