@@ -77,3 +77,9 @@ func KillLeftovers(pid int) error {
 	}
 	return nil
 }
+
+// ProcessGroup returns the process group of pid. Every gateway the
+// supervisor starts leads its own group; its helpers share it.
+func ProcessGroup(pid int) (int, error) {
+	return unix.Getpgid(pid)
+}

@@ -115,3 +115,7 @@ func KillGroup(pid int) error {
 // KillLeftovers does nothing on Windows: the job object of the supervisor
 // that started pid took its tree down with it.
 func KillLeftovers(pid int) error { return nil }
+
+// ProcessGroup reports errors.ErrUnsupported on Windows, where a
+// gateway's tree is a job object that dies with the supervisor that made it.
+func ProcessGroup(pid int) (int, error) { return 0, errors.ErrUnsupported }

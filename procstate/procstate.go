@@ -243,6 +243,30 @@ func (p *Prober) WaitGone(ctx context.Context, rec Identity, isGateway func([]st
 	}
 }
 
+// Environ returns the environment pid was started with. Only its owner (or
+// an administrator) may read it; it wraps ErrNoProcess or ErrPermission.
+func (p *Prober) Environ(ctx context.Context, pid int) ([]string, error) {
+	proc := &process.Process{Pid: int32(pid)}
+	env, err := proc.EnvironWithContext(ctx)
+	if err != nil {
+		return nil, classify(pid, err)
+	}
+	return env, nil
+}
+
+// Pids lists the pids of every process on the system.
+func (p *Prober) Pids(ctx context.Context) ([]int, error) {
+	ps, err := process.PidsWithContext(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list processes: %w", err)
+	}
+	out := make([]int, len(ps))
+	for i, pid := range ps {
+		out[i] = int(pid)
+	}
+	return out, nil
+}
+
 func cmdline(ctx context.Context, pid int) ([]string, error) {
 	proc := &process.Process{Pid: int32(pid)}
 	argv, err := proc.CmdlineSliceWithContext(ctx)

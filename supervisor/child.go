@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -37,9 +39,35 @@ type started struct {
 	outputs []*lineLogger
 }
 
-func startChild(cfg *Config, log *zap.Logger, clock Clock) (*started, error) {
+// EnvSupervisor names, in every gateway's environment, the supervisor that
+// started it, as "<pid>:<start time>": a successor recognises by it a gateway
+// whose supervisor was killed before it could record the gateway's pid.
+const EnvSupervisor = "HERMES_SUPERVISOR"
+
+func supervisorTag(self procstate.Identity) string {
+	st := ""
+	if self.StartTime != nil {
+		st = strconv.FormatInt(*self.StartTime, 10)
+	}
+	return strconv.Itoa(self.PID) + ":" + st
+}
+
+// parseSupervisorTag reads EnvSupervisor back; ok is false unless both the
+// pid and the start time are there, since a pid alone proves nothing.
+func parseSupervisorTag(v string) (id procstate.Identity, ok bool) {
+	p, st, found := strings.Cut(v, ":")
+	pid, err1 := strconv.Atoi(p)
+	start, err2 := strconv.ParseInt(st, 10, 64)
+	if !found || err1 != nil || err2 != nil || pid <= 0 {
+		return id, false
+	}
+	return procstate.Identity{PID: pid, StartTime: &start}, true
+}
+
+func startChild(cfg *Config, self procstate.Identity, log *zap.Logger, clock Clock) (*started, error) {
 	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
 	cmd.Env = append(os.Environ(), cfg.Env...)
+	cmd.Env = append(cmd.Env, EnvSupervisor+"="+supervisorTag(self))
 	out := &lineLogger{log: log, stream: "stdout"}
 	errOut := &lineLogger{log: log, stream: "stderr"}
 	cmd.Stdout, cmd.Stderr = out, errOut
@@ -133,31 +161,31 @@ func (o *orphan) Kill() error {
 func (o *orphan) wait(ctx context.Context) Exit {
 	// Polling is confined to this rare path: the supervisor restarted
 	// while its gateway kept running.
-	if o.prober.WaitGone(ctx, o.id, o.matches, 50*time.Millisecond) == nil && o.reaped(ctx) {
-		// As Tree.Wait does for our own children: no helper outlives it.
-		if err := platform.KillLeftovers(o.id.PID); err != nil {
-			o.log.Warn("helpers of the old gateway may still run", zap.Error(err))
-		}
+	if o.prober.WaitGone(ctx, o.id, o.matches, 50*time.Millisecond) == nil {
+		o.killLeftovers(ctx)
 	}
 	now := o.clock.Now()
 	return Exit{Code: -1, Signal: "unknown (not our child)", At: now, Uptime: now.Sub(o.begun)}
 }
 
-// reaped waits briefly for init to reap the exited orphan: until then its
-// pid is taken (by its zombie) and its leftovers cannot be told apart safely.
-func (o *orphan) reaped(ctx context.Context) bool {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	t := time.NewTicker(20 * time.Millisecond)
-	defer t.Stop()
-	for o.prober.Judge(ctx, o.id, o.matches).Verdict == procstate.Zombie {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-t.C:
-		}
+// killLeftovers kills what is left of the exited orphan's process group, as
+// Tree.Wait does for our own children: no helper outlives its gateway.
+// While the orphan's zombie lingers (init has not reaped it yet, or never
+// will, as in a container whose pid 1 does not reap), the zombie holds the
+// group id, so the group is surely its own. Once reaped, the group id is
+// ours only while nobody has taken the pid again, which KillLeftovers checks.
+func (o *orphan) killLeftovers(ctx context.Context) {
+	obs := o.prober.Judge(ctx, o.id, o.matches)
+	var err error
+	switch {
+	case obs.Verdict == procstate.Dead:
+		err = platform.KillLeftovers(o.id.PID)
+	case obs.Verdict == procstate.Zombie && o.id.StartTime != nil && obs.Live.StartTime != nil && *obs.Live.StartTime == *o.id.StartTime:
+		err = platform.KillGroup(o.id.PID)
 	}
-	return true
+	if err != nil {
+		o.log.Warn("helpers of the old gateway may still run", zap.Int("pid", o.id.PID), zap.Error(err))
+	}
 }
 
 // maxLogLine bounds one logged line of gateway output.

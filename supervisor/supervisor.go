@@ -4,17 +4,20 @@
 package supervisor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
+	"github.com/hermes-agent/hermes-supervisor/platform"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
@@ -205,27 +208,115 @@ func (s *Supervisor) command(ctx context.Context, c command) {
 // begin runs once: it reclaims a gateway a killed predecessor left behind,
 // or starts a fresh one.
 func (s *Supervisor) begin(ctx context.Context) {
+	reclaimed := 0
 	prev, err := ReadStatusFile(s.cfg.Layout.SupervisorState())
 	if err == nil && prev.Child != nil {
 		id := prev.Child.Identity()
 		o := &orphan{id: id, prober: s.prober, log: s.log, clock: s.clock, begun: prev.Child.StartedAt}
 		if o.same() {
-			// Adopting would leave us unable to wait(2) on it; stopping it
-			// cleanly and starting our own child costs one restart.
-			s.log.Warn("found the gateway a previous supervisor left running; stopping it before starting a new one",
-				zap.Int("pid", id.PID), zap.Int("previous_supervisor_pid", prev.Supervisor.PID))
-			c := *prev.Child
-			c.Adopted, c.Ready = true, true
-			s.child, s.run, s.hadChild = &c, o, true
-			s.watch(ctx, o)
-			s.restart = true
-			s.stopChild("stopping the gateway left by a previous supervisor")
-			return
+			s.reclaim(ctx, o, *prev.Child, prev.Supervisor.PID)
+			reclaimed = id.PID
+		} else {
+			// The recorded gateway is gone, but a predecessor killed after
+			// its gateway died and before it killed the gateway's process
+			// group leaves helpers running that nothing else names.
+			o.killLeftovers(ctx)
 		}
 	} else if err != nil && !errors.Is(err, ErrNoState) {
 		s.log.Warn("ignoring unreadable supervisor state file", zap.Error(err))
 	}
-	s.start(ctx)
+	// A predecessor killed between starting a gateway and recording it
+	// leaves a gateway the state file does not name; left alone it would
+	// block ours as "foreign", or race it for the home. The oldest group
+	// leader among its processes is that gateway: it is stopped gently,
+	// with its group. Anything else it left (helpers that outlived their
+	// gateway, a second gateway) is killed.
+	strays := s.strays(ctx)
+	for _, o := range strays {
+		if pg, err := platform.ProcessGroup(o.id.PID); reclaimed == 0 && err == nil && pg == o.id.PID {
+			s.reclaim(ctx, o, Child{PID: o.id.PID, StartTime: o.id.StartTime, Argv: o.id.Argv, StartedAt: s.clock.Now()}, 0)
+			reclaimed = o.id.PID
+		}
+	}
+	for _, o := range strays {
+		if pg, err := platform.ProcessGroup(o.id.PID); o.id.PID == reclaimed || (err == nil && pg == reclaimed) {
+			continue
+		}
+		s.log.Warn("killing a process a previous supervisor of this home left running", zap.Int("pid", o.id.PID), zap.Strings("argv", o.id.Argv))
+		if o.same() {
+			if err := platform.KillGroup(o.id.PID); err != nil {
+				s.log.Warn("could not kill it", zap.Int("pid", o.id.PID), zap.Error(err))
+			}
+		}
+	}
+	if reclaimed == 0 {
+		s.start(ctx)
+	}
+}
+
+// strays lists, oldest first, the live processes that a dead supervisor of
+// this home started, directly or through its gateway (see orphanOf). It
+// runs once, at start-up, and reads every process's environment, which
+// costs a few milliseconds.
+func (s *Supervisor) strays(ctx context.Context) []*orphan {
+	pids, err := s.prober.Pids(ctx)
+	if err != nil {
+		s.log.Warn("cannot look for gateways of a killed supervisor", zap.Error(err))
+		return nil
+	}
+	var out []*orphan
+	for _, pid := range pids {
+		if pid == s.self.PID || !s.orphanOf(ctx, pid) {
+			continue
+		}
+		id, err := s.prober.Inspect(ctx, pid)
+		if err != nil || id.StartTime == nil {
+			continue
+		}
+		out = append(out, &orphan{id: id, prober: s.prober, log: s.log, clock: s.clock, begun: s.clock.Now()})
+	}
+	slices.SortFunc(out, func(a, b *orphan) int { return cmp.Compare(*a.id.StartTime, *b.id.StartTime) })
+	return out
+}
+
+// reclaim stops a gateway a killed predecessor left running, then starts
+// our own. Adopting it would leave us unable to wait(2) on it; stopping it
+// cleanly costs one restart.
+func (s *Supervisor) reclaim(ctx context.Context, o *orphan, c Child, prevSupervisor int) {
+	s.log.Warn("found the gateway a previous supervisor left running; stopping it before starting a new one",
+		zap.Int("pid", o.id.PID), zap.Int("previous_supervisor_pid", prevSupervisor))
+	c.Adopted, c.Ready = true, true
+	s.child, s.run, s.hadChild = &c, o, true
+	s.watch(ctx, o)
+	s.restart = true
+	s.stopChild("stopping the gateway left by a previous supervisor")
+}
+
+// orphanOf reports whether pid was started, directly or through a
+// gateway, by a supervisor of this home that is now dead. The proof is the
+// process's own environment (EnvSupervisor and HERMES_HOME); a process
+// whose environment cannot be read is never counted, so never touched.
+func (s *Supervisor) orphanOf(ctx context.Context, pid int) bool {
+	env, err := s.prober.Environ(ctx, pid)
+	if err != nil {
+		return false
+	}
+	var tag, home string
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case EnvSupervisor:
+			tag = v
+		case "HERMES_HOME":
+			home = v
+		}
+	}
+	sup, ok := parseSupervisorTag(tag)
+	if !ok || home != s.cfg.Layout.Home || sup.PID == s.self.PID {
+		return false
+	}
+	// Its supervisor lives: the process is that one's business.
+	return s.prober.Judge(ctx, sup, func([]string) bool { return true }).Verdict.Stale()
 }
 
 // start sweeps stale files and starts the gateway, unless a live gateway
@@ -243,7 +334,7 @@ func (s *Supervisor) start(ctx context.Context) {
 		return
 	}
 	s.blocked = 0
-	st, err := startChild(&s.cfg, s.log, s.clock)
+	st, err := startChild(&s.cfg, s.self, s.log, s.clock)
 	if err != nil {
 		now := s.clock.Now()
 		s.afterExit(ctx, Exit{Code: -1, StartError: err.Error(), At: now})
