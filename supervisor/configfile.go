@@ -66,13 +66,22 @@ func ReadFileConfig(path string) (FileConfig, error) {
 	if err != nil {
 		return fc, fmt.Errorf("config file %s: %w", path, err)
 	}
+	fc, err = parseFileConfig(b)
+	if err != nil {
+		return fc, fmt.Errorf("config file %s: %w: fix it or pass --config to another file", path, err)
+	}
+	return fc, nil
+}
+
+func parseFileConfig(b []byte) (FileConfig, error) {
+	var fc FileConfig
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&fc); err != nil {
-		return fc, fmt.Errorf("config file %s: %w: fix it or pass --config to another file", path, err)
+		return fc, err
 	}
 	if err := dec.Decode(&struct{}{}); !errors.Is(err, io.EOF) {
-		return fc, fmt.Errorf("config file %s: trailing data after the JSON object", path)
+		return fc, errors.New("trailing data after the JSON object")
 	}
 	return fc, nil
 }

@@ -41,6 +41,13 @@ const (
 	requestTimeout = 5 * time.Second
 )
 
+// busyMessage is the answer to a client past maxClients; Call retries on it.
+const busyMessage = "too many clients; try again"
+
+// ErrBusy reports that the endpoint kept refusing a request because too
+// many clients held it, until the caller's context ended.
+var ErrBusy = errors.New("control endpoint busy: too many clients")
+
 type handler func(ctx context.Context, verb string) Response
 
 type controlServer struct {
@@ -79,7 +86,7 @@ func (s *controlServer) serve() {
 		case s.slots <- struct{}{}:
 		default:
 			// Refuse rather than queue: a flood must not grow memory.
-			s.reply(conn, Response{Error: "too many clients; try again"})
+			s.reply(conn, Response{Error: busyMessage})
 			conn.Close()
 			continue
 		}
@@ -128,8 +135,26 @@ func (s *controlServer) Close() error {
 }
 
 // Call sends one verb to the supervisor at addr and returns its answer. It
-// wraps platform.ErrNoEndpoint when no supervisor listens.
+// wraps platform.ErrNoEndpoint when no supervisor listens, and ErrBusy when
+// the endpoint stayed full until ctx ended: a flood of clients delays an
+// answer, it does not turn into an error while there is time to wait.
 func Call(ctx context.Context, addr, verb string) (Response, error) {
+	for {
+		resp, err := call(ctx, addr, verb)
+		if err != nil || resp.Error != busyMessage {
+			return resp, err
+		}
+		t := time.NewTimer(20 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return Response{}, fmt.Errorf("%s to %s: %w", verb, addr, ErrBusy)
+		case <-t.C:
+		}
+	}
+}
+
+func call(ctx context.Context, addr, verb string) (Response, error) {
 	conn, err := platform.DialControl(ctx, addr)
 	if err != nil {
 		return Response{}, err
@@ -138,12 +163,15 @@ func Call(ctx context.Context, addr, verb string) (Response, error) {
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
 	defer stop()
 	b, _ := json.Marshal(Request{Verb: verb, ID: 1})
-	if _, err := conn.Write(append(b, '\n')); err != nil {
-		return Response{}, fmt.Errorf("send %s to %s: %w", verb, addr, err)
-	}
+	_, werr := conn.Write(append(b, '\n'))
+	// A server that refused us as busy may have answered and closed
+	// before our request arrived: read its answer even if the write broke.
 	var resp Response
 	dec := json.NewDecoder(bufio.NewReader(conn))
 	if err := dec.Decode(&resp); err != nil {
+		if werr != nil {
+			return Response{}, fmt.Errorf("send %s to %s: %w", verb, addr, werr)
+		}
 		if ctx.Err() != nil {
 			err = ctx.Err()
 		}

@@ -123,9 +123,17 @@ func ReadStatusFile(path string) (*Status, error) {
 	case err != nil:
 		return nil, &lockstore.FileError{Path: path, Op: "read", Err: err, Hint: "run status as a user that may read the Hermes home"}
 	}
+	s, err := parseStatusFile(b)
+	if err != nil {
+		return nil, &lockstore.FileError{Path: path, Op: "parse", Err: err, Hint: "the next supervisor start rewrites it; delete it if none runs"}
+	}
+	return s, nil
+}
+
+func parseStatusFile(b []byte) (*Status, error) {
 	var s Status
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, &lockstore.FileError{Path: path, Op: "parse", Err: err, Hint: "the next supervisor start rewrites it; delete it if none runs"}
+		return nil, err
 	}
 	s.Source = "state-file"
 	return &s, nil

@@ -247,9 +247,14 @@ func TestStopSendsMarkerAndSIGTERMAndKillsGrandchildren(t *testing.T) {
 	gcFile := filepath.Join(t.TempDir(), "grandchild.pid")
 	h := startHarness(t, testPolicy(), "-spawn-grandchild", "-grandchild-pid-file", gcFile)
 	st := h.waitReady()
-	b, err := os.ReadFile(gcFile)
-	if err != nil {
-		t.Fatal(err)
+	// The demo gateway may report ready before it has written the
+	// grandchild's pid.
+	var b []byte
+	for deadline := time.Now().Add(30 * time.Second); len(b) == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the demo gateway never wrote the grandchild's pid")
+		}
+		b, _ = os.ReadFile(gcFile)
 	}
 	gcPID, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	gc, err := h.prober.Inspect(context.Background(), gcPID)

@@ -82,7 +82,7 @@ func queryStatus(ctx context.Context, layout lockstore.Layout) (*supervisor.Stat
 		}
 		return resp.Status, nil
 	}
-	if !errors.Is(err, platform.ErrNoEndpoint) && !errors.Is(err, os.ErrPermission) {
+	if !errors.Is(err, platform.ErrNoEndpoint) && !errors.Is(err, os.ErrPermission) && !errors.Is(err, supervisor.ErrBusy) {
 		return nil, fmt.Errorf("ask the supervisor: %w", err)
 	}
 	st, ferr := supervisor.ReadStatusFile(layout.SupervisorState())

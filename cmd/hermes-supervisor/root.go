@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
@@ -96,13 +97,28 @@ func (g *globals) loadConfig(home string) error {
 	}
 	fc, err := supervisor.ReadFileConfig(path)
 	if err != nil {
-		if !explicit && errors.Is(err, os.ErrNotExist) {
+		if !explicit && homeUnusable(path, err) {
 			return nil
 		}
 		return err
 	}
 	g.file = fc
 	return nil
+}
+
+// homeUnusable reports whether the implicit config file failed only
+// because there is no file, or no usable home to hold one (it is a file, or
+// it may not be searched). The command then says what is wrong with the
+// home itself, in its own words; an unreadable config file still fails.
+func homeUnusable(path string, err error) bool {
+	switch {
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		return true
+	case errors.Is(err, os.ErrPermission):
+		_, serr := os.Stat(path)
+		return errors.Is(serr, os.ErrPermission)
+	}
+	return false
 }
 
 func (g *globals) logger() (*zap.Logger, error) {

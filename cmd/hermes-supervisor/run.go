@@ -97,7 +97,7 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 	if err := prepareDirs(layout); err != nil {
 		return err
 	}
-	unlock, err := lockHome(layout)
+	unlock, err := lockHome(cmd.Context(), layout)
 	if err != nil {
 		return err
 	}
@@ -162,13 +162,50 @@ func prepareDirs(l lockstore.Layout) error {
 		if err := os.MkdirAll(d.path, 0o700); err != nil {
 			return fmt.Errorf("create %s: %w: pass %s to a directory you may write", d.path, err, d.flag)
 		}
+		if err := probeDir(d.path); err != nil {
+			return fmt.Errorf("%w: fix its permissions, run as its owner, or pass %s to another directory", err, d.flag)
+		}
 	}
 	return nil
 }
 
+// probeDir checks that the gateway will be able to list, create and remove
+// files in dir, by doing it: permission bits, ACLs, read-only mounts and
+// root's exemptions all answer the same way. Without this the gateway fails
+// on every start and the supervisor backs off forever.
+func probeDir(dir string) error {
+	if _, err := os.ReadDir(dir); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".hermes-supervisor-probe-*")
+	if err != nil {
+		return fmt.Errorf("%s is not writable: %w", dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// lockOwner reads the pid the holder of the supervisor lock wrote into it.
+// A holder that won the lock a moment ago may not have written it yet, so
+// it waits up to a second for it.
+func lockOwner(ctx context.Context, path string) int {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	for {
+		if r, err := lockstore.ReadRecord(path); err == nil {
+			return r.PID
+		}
+		select {
+		case <-ctx.Done():
+			return 0
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
 // lockHome makes this the only supervisor of the home, with an advisory
 // lock the OS drops if we die: a pid file could go stale, this cannot.
-func lockHome(l lockstore.Layout) (func(), error) {
+func lockHome(ctx context.Context, l lockstore.Layout) (func(), error) {
 	path := l.SupervisorLock()
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -178,8 +215,8 @@ func lockHome(l lockstore.Layout) (func(), error) {
 		f.Close()
 		if errors.Is(err, platform.ErrLocked) {
 			owner := "another process"
-			if r, rerr := lockstore.ReadRecord(path); rerr == nil {
-				owner = fmt.Sprintf("pid %d", r.PID)
+			if pid := lockOwner(ctx, path); pid > 0 {
+				owner = fmt.Sprintf("pid %d", pid)
 			}
 			return nil, &exitError{code: 1, err: fmt.Errorf(
 				"another hermes-supervisor (%s) already supervises %s: use `hermes-supervisor status`, or stop it first", owner, l.Home)}
