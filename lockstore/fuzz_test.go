@@ -3,6 +3,7 @@ package lockstore
 import (
 	"encoding/json"
 	"testing"
+	"time"
 )
 
 // FuzzParseRecord holds the parser to its contract: it never panics, and
@@ -34,6 +35,56 @@ func FuzzParseRecord(f *testing.F) {
 		again, err := ParseRecord(b)
 		if err != nil || again.PID != r.PID {
 			t.Fatalf("round trip of %q: %+v, %v", data, again, err)
+		}
+	})
+}
+
+// FuzzParseState holds gateway_state.json's parser to never panicking, and
+// to reading back what it would write.
+func FuzzParseState(f *testing.F) {
+	for _, seed := range []string{
+		`{"pid": 4242, "kind": "hermes-gateway", "argv": ["hermes", "gateway", "run"], "start_time": 881234, "gateway_state": "running", "exit_reason": null, "platforms": {"telegram": {"state": "connected"}}}`,
+		`{"gateway_state": "stopped", "exit_reason": "signal"}`, `{}`, `null`, ``, `{"pid": "x"}`, `{"gateway_state": 3}`, `[`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var s State
+		if parseState(data, &s) != nil {
+			return
+		}
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var again State
+		if err := parseState(b, &again); err != nil || again.GatewayState != s.GatewayState || again.PID != s.PID {
+			t.Fatalf("round trip of %q: %+v, %v", data, again, err)
+		}
+	})
+}
+
+// FuzzParseMarker holds the planned-stop marker's parser, and the check of
+// its age, to never panicking on anything a crashed writer leaves.
+func FuzzParseMarker(f *testing.F) {
+	for _, seed := range []string{
+		`{"target_pid": 4242, "target_start_time": 881234, "stopper_pid": 777, "written_at": "2026-09-01T10:00:00+00:00"}`,
+		`{"target_pid": 4242, "target_start_time": null, "stopper_pid": 777, "written_at": "2026-09-01T10:00:00Z"}`,
+		`{"written_at": "yesterday"}`, `{"target_pid": -1}`, ``, `{"target_pid": 1e99}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	now := time.Date(2026, 9, 1, 10, 0, 30, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var m PlannedStop
+		if parseMarker(data, &m) != nil {
+			return
+		}
+		fresh := markerFresh(m.WrittenAt, now)
+		if when, err := time.Parse(time.RFC3339Nano, m.WrittenAt); err != nil && fresh {
+			t.Fatalf("unparseable time %q counted as fresh", m.WrittenAt)
+		} else if err == nil && fresh && (now.Sub(when) > MarkerTTL || when.Sub(now) > MarkerTTL) {
+			t.Fatalf("marker written at %v counted as fresh at %v", when, now)
 		}
 	})
 }

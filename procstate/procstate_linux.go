@@ -3,6 +3,7 @@ package procstate
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -64,6 +65,9 @@ func parseStat(pid int, b []byte) (liveState, error) {
 		return liveState{}, fmt.Errorf("pid %d: short /proc stat", pid)
 	}
 	start, err := strconv.ParseInt(string(f[19]), 10, 64)
+	if err == nil && start < 0 {
+		err = errors.New("negative")
+	}
 	if err != nil {
 		return liveState{}, fmt.Errorf("pid %d: /proc stat start time: %w", pid, err)
 	}
