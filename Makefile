@@ -3,11 +3,18 @@ GO      ?= go
 BIN     := bin/hermes-supervisor
 DEMO    := $(CURDIR)/.demo
 OSES    := linux darwin windows
-FUZZTIME ?= 10s
-# Parsers of files we read; `make test` fuzzes each briefly, `make fuzz` longer.
-FUZZ_TARGETS := lockstore:FuzzParseRecord
+FUZZTIME ?= 4s
+FUZZLONG ?= 2m
+# Every parser of what we read (pid, lock, state, marker and config files,
+# /proc stat, control requests); `make test` fuzzes each briefly, `make fuzz`
+# longer and keeps what it found under each package's testdata/fuzz.
+FUZZ_TARGETS := lockstore:FuzzParseRecord lockstore:FuzzParseState lockstore:FuzzParseMarker \
+  procstate:FuzzParseStat supervisor:FuzzParseStatusFile supervisor:FuzzParseFileConfig \
+  supervisor:FuzzControlRequest
+# The full fault-injection counts of `make chaos` (`make test` runs small ones).
+CHAOSFLAGS ?= -chaos.kills=1000 -chaos.supkills=200 -chaos.rounds=10
 
-.PHONY: all build run test check fmt-check vet cross unit fuzz-smoke fuzz bench bench-peers clean
+.PHONY: all build run test check fmt-check vet cross unit fuzz-smoke fuzz chaos bench bench-peers clean
 
 all: build
 
@@ -45,7 +52,16 @@ fuzz-smoke:
 	  $(GO) test -run='^$$' -fuzz="^$$fn$$" -fuzztime=$(FUZZTIME) ./$$pkg || exit 1; done
 
 fuzz:
-	$(MAKE) fuzz-smoke FUZZTIME=2m
+	$(MAKE) fuzz-smoke FUZZTIME=$(FUZZLONG)
+	@cache=$$($(GO) env GOCACHE)/fuzz/$$($(GO) list -m); \
+	for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
+	  if [ -d "$$cache/$$pkg/$$fn" ]; then mkdir -p $$pkg/testdata/fuzz/$$fn; cp -n $$cache/$$pkg/$$fn/* $$pkg/testdata/fuzz/$$fn/; \
+	  echo "kept $$(ls $$pkg/testdata/fuzz/$$fn | wc -l) inputs in $$pkg/testdata/fuzz/$$fn"; fi; done
+
+# The fault-injection suite at full counts, with its report in
+# docs/reliability.md (about ten minutes; Linux, best as root).
+chaos:
+	$(GO) test -race -count=1 -timeout 60m ./internal/chaos -args $(CHAOSFLAGS) -chaos.report=$(CURDIR)/docs/reliability.md
 
 # Restart latency against runit, s6 and supervisord, sweep cost, power-loss
 # recovery, idle cost and the Go micro-benchmarks, into docs/benchmarks.md.

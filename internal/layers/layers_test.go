@@ -24,6 +24,7 @@ var rank = map[string]int{
 	"internal/e2e":          5,
 	"internal/bench":        5,
 	"internal/bench/child":  0,
+	"internal/chaos":        5,
 }
 
 func TestDependenciesPointOneWay(t *testing.T) {
