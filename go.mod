@@ -23,4 +23,5 @@ require (
 	github.com/yusufpapurcu/wmi v1.2.4 // indirect
 	go.uber.org/multierr v1.10.0 // indirect
 	golang.org/x/tools v0.50.0 // indirect
+	howett.net/plist v1.0.1 // indirect
 )

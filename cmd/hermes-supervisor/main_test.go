@@ -3,10 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,7 +37,14 @@ func TestScripts(t *testing.T) {
 			env.Setenv("HERMES_HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("HERMES_GATEWAY_LOCK_DIR", filepath.Join(env.WorkDir, "locks"))
 			env.Setenv("XDG_STATE_HOME", filepath.Join(env.WorkDir, "state"))
+			env.Values[notifyKey{}] = &notifyLog{}
 			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "root" {
+				return os.Geteuid() == 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"waitstatus": cmdWaitStatus,
@@ -42,6 +53,7 @@ func TestScripts(t *testing.T) {
 			"alive":      cmdAlive,
 			"age":        cmdAge,
 			"waitfile":   cmdWaitFile,
+			"notify":     cmdNotify,
 		},
 	})
 }
@@ -160,4 +172,65 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	ts.Fatalf("%s did not appear", args[0])
+}
+
+// notify listen SOCKET stands in for systemd: it receives sd_notify
+// datagrams on SOCKET until the script ends. notify wait PATTERN waits up
+// to 30 s for a received message matching PATTERN.
+func cmdNotify(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: notify listen SOCKET | notify wait PATTERN")
+	}
+	switch args[0] {
+	case "listen":
+		conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: ts.MkAbs(args[1]), Net: "unixgram"})
+		ts.Check(err)
+		msgs := ts.Value(notifyKey{}).(*notifyLog)
+		ts.Defer(func() { conn.Close() })
+		go func() {
+			buf := make([]byte, 4096)
+			for {
+				n, _, err := conn.ReadFromUnix(buf)
+				if err != nil {
+					return
+				}
+				msgs.add(string(buf[:n]))
+			}
+		}()
+	case "wait":
+		msgs := ts.Value(notifyKey{}).(*notifyLog)
+		re := regexp.MustCompile(args[1])
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if msgs.match(re) {
+				return
+			}
+		}
+		ts.Fatalf("no notification matching %s; got %q", args[1], msgs.all())
+	default:
+		ts.Fatalf("usage: notify listen SOCKET | notify wait PATTERN")
+	}
+}
+
+type notifyKey struct{}
+
+type notifyLog struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (l *notifyLog) add(m string) { l.mu.Lock(); l.msgs = append(l.msgs, m); l.mu.Unlock() }
+
+func (l *notifyLog) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.msgs...)
+}
+
+func (l *notifyLog) match(re *regexp.Regexp) bool {
+	for _, m := range l.all() {
+		if re.MatchString(m) {
+			return true
+		}
+	}
+	return false
 }

@@ -42,7 +42,8 @@ func newRoot(getenv func(string) string) *cobra.Command {
 	pf.StringVar(&g.configPath, "config", "", "JSON config file (default $HERMES_SUPERVISOR_CONFIG, else <home>/hermes-supervisor.json if present)")
 	pf.StringVar(&g.logFormat, "log-format", "", "log format: console or json (default console)")
 	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	root.AddCommand(newRunCmd(g), newStatusCmd(g), newStopCmd(g), newRestartCmd(g), newSweepCmd(g), newDemoGatewayCmd(g))
+	root.AddCommand(newRunCmd(g), newStatusCmd(g), newStopCmd(g), newRestartCmd(g), newSweepCmd(g), newDemoGatewayCmd(g),
+		newInstallCmd(g), newUninstallCmd(g), newStartCmd(g))
 	return root
 }
 

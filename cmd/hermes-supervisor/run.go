@@ -91,6 +91,7 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 		}
 	}
 	cfg.Policy, cfg.StopTimeout, cfg.ReadyTimeout = f.policy, f.stopTimeout, f.readyTimeout
+	cfg.OnTransition = serviceNotifier(log)
 	if cfg.Command, err = gatewayCommand(cmd, g, f, args); err != nil {
 		return err
 	}
@@ -120,9 +121,28 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 			}
 		}()
 	}
+	context.AfterFunc(ctx, func() { _ = platform.Notify("STOPPING=1") })
 	log.Info("supervising", zap.Strings("command", cfg.Command), zap.String("home", layout.Home),
 		zap.String("lock_dir", layout.LockDir), zap.String("control", cfg.ControlAddress))
 	return sup.Run(ctx)
+}
+
+// serviceNotifier keeps a notify-type service manager (systemd's
+// Type=notify) informed: READY=1 once the gateway runs, so `systemctl start`
+// means "the gateway is up", then every state as STATUS=.
+func serviceNotifier(log *zap.Logger) func(*supervisor.Status) {
+	var ready, warned bool
+	return func(st *supervisor.Status) {
+		msg := "STATUS=" + string(st.State) + ": " + st.Reason
+		if st.State == supervisor.Running && !ready {
+			ready = true
+			msg = "READY=1\n" + msg
+		}
+		if err := platform.Notify(msg); err != nil && !warned {
+			warned = true
+			log.Warn("cannot tell the service manager our state", zap.Error(err))
+		}
+	}
 }
 
 func gatewayCommand(cmd *cobra.Command, g *globals, f *runFlags, args []string) ([]string, error) {

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hermes-agent/hermes-supervisor/platform/service"
+	"github.com/hermes-agent/hermes-supervisor/supervisor"
+)
+
+// serviceFlags are the flags of install, uninstall and start.
+type serviceFlags struct {
+	user, system, dryRun, migrate bool
+	stopTimeout                   time.Duration
+}
+
+func (f *serviceFlags) register(cmd *cobra.Command, install bool) {
+	fl := cmd.Flags()
+	fl.BoolVar(&f.user, "user", false, "the current user's service (the default): a systemd user unit or a launchd agent")
+	fl.BoolVar(&f.system, "system", false, "a machine-wide service: a systemd system unit or a launchd daemon (needs root)")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print every file that would be written and every command that would run, and change nothing")
+	cmd.MarkFlagsMutuallyExclusive("user", "system")
+	if install {
+		fl.BoolVar(&f.migrate, "migrate", false, "also stop and disable Hermes' own gateway unit or agent for this user")
+		fl.DurationVar(&f.stopTimeout, "stop-timeout", supervisor.DefaultStopTimeout, "the supervisor's stop timeout; the service manager waits 15 s longer before it kills")
+	}
+}
+
+func newInstallCmd(g *globals) *cobra.Command {
+	f := &serviceFlags{}
+	cmd := &cobra.Command{
+		Use:   "install [--user|--system] [--dry-run] [--migrate]",
+		Short: "Install and start hermes-supervisor as a service (systemd on Linux, launchd on macOS)",
+		Long: `Install writes a service definition of our own (systemd: hermes-supervisor.service,
+Type=notify; launchd: ai.hermes.supervisor with KeepAlive) that runs
+"hermes-supervisor run" for the Hermes home, then enables and starts it.
+Hermes' own gateway unit or agent would restart the gateway too: install
+warns about it, and with --migrate stops and disables it.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := serviceConfig(g, f)
+			if err != nil {
+				return err
+			}
+			plan, err := service.New().Install(c, f.migrate)
+			if err != nil {
+				return err
+			}
+			return carryOut(cmd, plan, f.dryRun)
+		},
+	}
+	f.register(cmd, true)
+	return cmd
+}
+
+func newUninstallCmd(g *globals) *cobra.Command {
+	f := &serviceFlags{}
+	cmd := &cobra.Command{
+		Use:   "uninstall [--user|--system] [--dry-run]",
+		Short: "Stop the service and remove its definition (logs and the Hermes home are kept)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := serviceConfig(g, f)
+			if err != nil {
+				return err
+			}
+			plan, err := service.New().Uninstall(c)
+			if err != nil {
+				return err
+			}
+			return carryOut(cmd, plan, f.dryRun)
+		},
+	}
+	f.register(cmd, false)
+	return cmd
+}
+
+func newStartCmd(g *globals) *cobra.Command {
+	f := &serviceFlags{}
+	cmd := &cobra.Command{
+		Use:   "start [--user|--system] [--dry-run]",
+		Short: "Start the installed service (use `run` to supervise in the foreground instead)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := serviceConfig(g, f)
+			if err != nil {
+				return err
+			}
+			plan, err := service.New().Control(c, "start")
+			if err != nil {
+				return err
+			}
+			return carryOut(cmd, plan, f.dryRun)
+		},
+	}
+	f.register(cmd, false)
+	return cmd
+}
+
+// serviceConfig pins everything the service needs at install time: the
+// service manager's environment is not the shell's, so the home and lock
+// dir are written into the definition rather than resolved again there.
+func serviceConfig(g *globals, f *serviceFlags) (service.Config, error) {
+	layout, err := g.layout()
+	if err != nil {
+		return service.Config{}, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return service.Config{}, fmt.Errorf("find own executable: %w", err)
+	}
+	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = resolved
+	}
+	c := service.Config{Exe: exe, Home: layout.Home, LockDir: layout.LockDir, System: f.system,
+		StopTimeout: f.stopTimeout, UID: os.Getuid()}
+	if c.StopTimeout <= 0 {
+		c.StopTimeout = supervisor.DefaultStopTimeout
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		c.UserHome = h
+	}
+	if f.system {
+		// Installed with sudo, the supervisor runs as the user who asked.
+		c.User = g.getenv("SUDO_USER")
+		if u, err := user.Current(); c.User == "" && err == nil {
+			c.User = u.Username
+		}
+	}
+	return c, nil
+}
+
+// carryOut prints the plan (--dry-run) or applies it, echoing each command
+// as it runs.
+func carryOut(cmd *cobra.Command, plan service.Plan, dryRun bool) error {
+	if dryRun {
+		return plan.Print(cmd.OutOrStdout())
+	}
+	errOut := cmd.ErrOrStderr()
+	for _, n := range plan.Notes {
+		fmt.Fprintf(errOut, "note: %s\n", n)
+	}
+	err := plan.Apply(cmd.Context(), func(ctx context.Context, argv []string) error {
+		fmt.Fprintf(errOut, "+ %s\n", service.Join(argv))
+		return runQuiet(ctx, errOut, argv)
+	})
+	if errors.Is(err, os.ErrPermission) {
+		return fmt.Errorf("%w: a --system service needs root (sudo)", err)
+	}
+	return err
+}
+
+func runQuiet(ctx context.Context, out io.Writer, argv []string) error {
+	c := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	c.Stdout, c.Stderr = out, out
+	return c.Run()
+}

@@ -1,0 +1,162 @@
+package service
+
+import (
+	"encoding/xml"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Launchd drives launchd: a LaunchAgent for the user (gui/<uid>), or a
+// LaunchDaemon for the machine (system).
+type Launchd struct {
+	// Glob lists files matching a pattern; filepath.Glob when nil.
+	Glob func(pattern string) ([]string, error)
+}
+
+func launchdDir(c Config) string {
+	if c.System {
+		return "/Library/LaunchDaemons"
+	}
+	return filepath.Join(c.UserHome, "Library", "LaunchAgents")
+}
+
+// PlistPath is where the agent's definition goes.
+func (Launchd) PlistPath(c Config) string {
+	return filepath.Join(launchdDir(c), Label+".plist")
+}
+
+// LogDir is where launchd sends the supervisor's output.
+func (Launchd) LogDir(c Config) string {
+	if c.System {
+		return "/Library/Logs/hermes-supervisor"
+	}
+	return filepath.Join(c.UserHome, "Library", "Logs", "hermes-supervisor")
+}
+
+func (Launchd) domain(c Config) string {
+	if c.System {
+		return "system"
+	}
+	return "gui/" + strconv.Itoa(c.UID)
+}
+
+func (l Launchd) target(c Config, label string) string { return l.domain(c) + "/" + label }
+
+// Plist renders the definition. KeepAlive restarts the supervisor when it
+// exits with an error but not after `hermes-supervisor stop` (exit 0);
+// ExitTimeOut outlasts the supervisor's own stop timeout before launchd
+// sends SIGKILL.
+func (l Launchd) Plist(c Config) []byte {
+	var b strings.Builder
+	b.WriteString(xml.Header)
+	b.WriteString(`<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">` + "\n")
+	b.WriteString("<plist version=\"1.0\">\n<dict>\n")
+	key := func(k string) { fmt.Fprintf(&b, "\t<key>%s</key>\n", k) }
+	str := func(indent, v string) { fmt.Fprintf(&b, "%s<string>%s</string>\n", indent, xmlEscape(v)) }
+	key("Label")
+	str("\t", Label)
+	key("ProgramArguments")
+	b.WriteString("\t<array>\n")
+	for _, a := range runArgs(c) {
+		str("\t\t", a)
+	}
+	b.WriteString("\t</array>\n")
+	key("EnvironmentVariables")
+	b.WriteString("\t<dict>\n\t\t<key>HERMES_HOME</key>\n")
+	str("\t\t", c.Home)
+	b.WriteString("\t</dict>\n")
+	key("RunAtLoad")
+	b.WriteString("\t<true/>\n")
+	key("KeepAlive")
+	b.WriteString("\t<dict>\n\t\t<key>SuccessfulExit</key>\n\t\t<false/>\n\t</dict>\n")
+	key("ThrottleInterval")
+	b.WriteString("\t<integer>5</integer>\n")
+	key("ExitTimeOut")
+	fmt.Fprintf(&b, "\t<integer>%d</integer>\n", int((c.StopTimeout+stopGrace).Seconds()+0.999))
+	key("ProcessType")
+	str("\t", "Background")
+	if c.System && c.User != "" && c.User != "root" {
+		key("UserName")
+		str("\t", c.User)
+	}
+	key("StandardOutPath")
+	str("\t", filepath.Join(l.LogDir(c), "hermes-supervisor.log"))
+	key("StandardErrorPath")
+	str("\t", filepath.Join(l.LogDir(c), "hermes-supervisor.log"))
+	b.WriteString("</dict>\n</plist>\n")
+	return []byte(b.String())
+}
+
+func xmlEscape(s string) string {
+	var b strings.Builder
+	_ = xml.EscapeText(&b, []byte(s))
+	return b.String()
+}
+
+// hermesAgents finds Hermes' own gateway agents next to where ours goes.
+func (l Launchd) hermesAgents(c Config) []string {
+	glob := l.Glob
+	if glob == nil {
+		glob = filepath.Glob
+	}
+	found, _ := glob(filepath.Join(launchdDir(c), "ai.hermes.gateway*.plist"))
+	slices.Sort(found)
+	return found
+}
+
+// Install writes the plist and loads it with `launchctl bootstrap` (not the
+// legacy `load`), first unloading an older copy of ours.
+func (l Launchd) Install(c Config, migrate bool) (Plan, error) {
+	if err := c.Validate(); err != nil {
+		return Plan{}, err
+	}
+	var p Plan
+	for _, f := range l.hermesAgents(c) {
+		label := strings.TrimSuffix(filepath.Base(f), ".plist")
+		if migrate {
+			p.Notes = append(p.Notes, fmt.Sprintf("unloading and disabling Hermes' own agent %s: hermes-supervisor now restarts the gateway", label))
+			p.try("launchctl", "bootout", l.target(c, label))
+			p.run("launchctl", "disable", l.target(c, label))
+			continue
+		}
+		p.Notes = append(p.Notes, fmt.Sprintf("Hermes' own agent %s also restarts the gateway of this home; two supervisors would fight over it: rerun with --migrate to unload and disable it", label))
+	}
+	p.Steps = append(p.Steps, Step{Run: []string{"mkdir", "-p", l.LogDir(c)}})
+	p.write(l.PlistPath(c), 0o644, l.Plist(c))
+	p.try("launchctl", "bootout", l.target(c, Label))
+	p.run("launchctl", "enable", l.target(c, Label))
+	p.run("launchctl", "bootstrap", l.domain(c), l.PlistPath(c))
+	return p, nil
+}
+
+// Uninstall unloads the agent and removes its plist; the logs stay.
+func (l Launchd) Uninstall(c Config) (Plan, error) {
+	if err := c.Validate(); err != nil {
+		return Plan{}, err
+	}
+	var p Plan
+	p.try("launchctl", "bootout", l.target(c, Label))
+	p.remove(l.PlistPath(c))
+	return p, nil
+}
+
+// Control starts, stops or restarts the loaded agent.
+func (l Launchd) Control(c Config, verb string) (Plan, error) {
+	var p Plan
+	switch verb {
+	case "start":
+		p.run("launchctl", "kickstart", l.target(c, Label))
+	case "restart":
+		p.run("launchctl", "kickstart", "-k", l.target(c, Label))
+	case "stop":
+		// SIGTERM: the supervisor stops the gateway and exits 0, which
+		// KeepAlive (SuccessfulExit=false) leaves stopped.
+		p.run("launchctl", "kill", "SIGTERM", l.target(c, Label))
+	default:
+		return p, fmt.Errorf("service: unknown action %q: use start, stop or restart", verb)
+	}
+	return p, nil
+}

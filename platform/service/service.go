@@ -1,0 +1,202 @@
+// Package service installs hermes-supervisor as the operating system's
+// service: a systemd unit on Linux, a launchd agent on macOS. Every action is
+// first a Plan (the files to write and the commands to run), so that
+// `--dry-run` shows exactly what would happen and tests can read it.
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Name is the service's name: the systemd unit's stem. It is not Hermes'
+// own hermes-gateway*.service, which Hermes rewrites at every boot.
+const Name = "hermes-supervisor"
+
+// Label is the launchd label of the agent.
+const Label = "ai.hermes.supervisor"
+
+// Config is what a service definition needs to know.
+type Config struct {
+	// Exe is the absolute path of the hermes-supervisor binary.
+	Exe string
+	// Home is the Hermes home the service supervises.
+	Home string
+	// LockDir is the scoped lock directory; empty means Hermes' default.
+	LockDir string
+	// System installs for the whole machine instead of the current user.
+	System bool
+	// StopTimeout is the supervisor's own stop timeout; the service
+	// manager waits longer than this before killing it.
+	StopTimeout time.Duration
+	// UserHome is the installing user's home directory.
+	UserHome string
+	// UID is the installing user's id (launchd's gui/<uid> domain).
+	UID int
+	// User, for a system service, is the account the supervisor runs as;
+	// empty or "root" runs it as root.
+	User string
+}
+
+// Validate reports the first setting a service cannot be built from.
+func (c Config) Validate() error {
+	switch {
+	case !filepath.IsAbs(c.Exe):
+		return fmt.Errorf("service: binary path %q is not absolute", c.Exe)
+	case !filepath.IsAbs(c.Home):
+		return fmt.Errorf("service: Hermes home %q is not absolute: pass --home an absolute path", c.Home)
+	case c.LockDir != "" && !filepath.IsAbs(c.LockDir):
+		return fmt.Errorf("service: lock dir %q is not absolute: pass --lock-dir an absolute path", c.LockDir)
+	case c.UserHome == "" && !c.System:
+		return errors.New("service: no home directory for the user service: set HOME")
+	case c.StopTimeout <= 0:
+		return errors.New("service: stop timeout must be positive")
+	}
+	return nil
+}
+
+// stopGrace is how much longer than the supervisor's own stop timeout the
+// service manager waits before it kills: the supervisor must always get to
+// kill the gateway's tree itself, and release its files.
+const stopGrace = 15 * time.Second
+
+// File is one file a plan writes.
+type File struct {
+	Path string
+	Mode os.FileMode
+	Data []byte
+}
+
+// Step is one thing a plan does: write a file, run a command, or remove a
+// file. A step that may fail harmlessly (stopping what is not running) says
+// so with MayFail.
+type Step struct {
+	Write   *File
+	Run     []string
+	Remove  string
+	MayFail bool
+}
+
+// Plan is what an action does, step by step. Notes are warnings for the
+// user, printed before anything happens.
+type Plan struct {
+	Notes []string
+	Steps []Step
+}
+
+func (p *Plan) write(path string, mode os.FileMode, data []byte) {
+	p.Steps = append(p.Steps, Step{Write: &File{Path: path, Mode: mode, Data: data}})
+}
+
+func (p *Plan) run(argv ...string) { p.Steps = append(p.Steps, Step{Run: argv}) }
+
+func (p *Plan) try(argv ...string) { p.Steps = append(p.Steps, Step{Run: argv, MayFail: true}) }
+
+func (p *Plan) remove(path string) { p.Steps = append(p.Steps, Step{Remove: path}) }
+
+// Print writes the plan for a human: every file in full and every command
+// line, in the order Apply acts.
+func (p Plan) Print(w io.Writer) error {
+	var b strings.Builder
+	for _, n := range p.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	for _, s := range p.Steps {
+		switch {
+		case s.Write != nil:
+			fmt.Fprintf(&b, "write %s (mode %04o):\n%s", s.Write.Path, s.Write.Mode.Perm(), s.Write.Data)
+			if n := len(s.Write.Data); n > 0 && s.Write.Data[n-1] != '\n' {
+				b.WriteByte('\n')
+			}
+		case s.Run != nil:
+			fmt.Fprintf(&b, "run %s", Join(s.Run))
+			if s.MayFail {
+				b.WriteString("   # may fail: nothing to undo")
+			}
+			b.WriteByte('\n')
+		default:
+			fmt.Fprintf(&b, "remove %s\n", s.Remove)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Runner runs one command line.
+type Runner func(ctx context.Context, argv []string) error
+
+// Apply carries the plan out, stopping at the first failure of a step that
+// may not fail.
+func (p Plan) Apply(ctx context.Context, run Runner) error {
+	for _, s := range p.Steps {
+		var err error
+		switch {
+		case s.Write != nil:
+			if err = os.MkdirAll(filepath.Dir(s.Write.Path), 0o755); err == nil {
+				err = os.WriteFile(s.Write.Path, s.Write.Data, s.Write.Mode)
+			}
+			if err != nil {
+				err = fmt.Errorf("write %s: %w", s.Write.Path, err)
+			}
+		case s.Run != nil:
+			if err = run(ctx, s.Run); err != nil {
+				err = fmt.Errorf("%s: %w", Join(s.Run), err)
+			}
+		default:
+			if err = os.Remove(s.Remove); err != nil && !errors.Is(err, os.ErrNotExist) {
+				err = fmt.Errorf("remove %s: %w", s.Remove, err)
+			} else {
+				err = nil
+			}
+		}
+		if err != nil && !s.MayFail {
+			return err
+		}
+	}
+	return nil
+}
+
+// ErrUnsupported reports a service manager this build cannot drive.
+var ErrUnsupported = errors.New("service installation is not supported here")
+
+// Manager turns service actions into plans for one service manager.
+type Manager interface {
+	// Install defines and starts the service; with migrate it also
+	// disables Hermes' own gateway services for this user.
+	Install(c Config, migrate bool) (Plan, error)
+	// Uninstall stops and removes the service.
+	Uninstall(c Config) (Plan, error)
+	// Control starts, stops or restarts the installed service.
+	Control(c Config, verb string) (Plan, error)
+}
+
+// Join quotes argv as one shell command line, for display and pasting.
+func Join(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		if a != "" && strings.IndexFunc(a, func(r rune) bool {
+			return !(r == '/' || r == '-' || r == '_' || r == '.' || r == '=' || r == ':' || r == '@' || r == '%' || r == '+' || r == ',' ||
+				(r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z'))
+		}) < 0 {
+			q[i] = a
+			continue
+		}
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
+
+// runArgs is the supervisor's command line under a service manager.
+func runArgs(c Config) []string {
+	args := []string{c.Exe, "--home", c.Home}
+	if c.LockDir != "" {
+		args = append(args, "--lock-dir", c.LockDir)
+	}
+	return append(args, "run", "--stop-timeout", c.StopTimeout.String())
+}
