@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -104,7 +105,13 @@ func (c *counts) write(path string) error {
 	slices.SortFunc(rows, func(a, b count) int { return strings.Compare(a.Scenario, b.Scenario) })
 	var b bytes.Buffer
 	b.WriteString(reportHead)
-	fmt.Fprintf(&b, "Run on %s with `%s`.\n\n", time.Now().UTC().Format("2006-01-02"), strings.Join(append([]string{"go test ./internal/chaos"}, os.Args[1:]...), " "))
+	cmd := []string{"go test -race ./internal/chaos -args"}
+	for _, a := range os.Args[1:] {
+		if strings.HasPrefix(a, "-chaos.") && !strings.HasPrefix(a, "-chaos.report") {
+			cmd = append(cmd, a)
+		}
+	}
+	fmt.Fprintf(&b, "Run on %s (%d cores) with `%s`.\n\n", time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), strings.Join(cmd, " "))
 	b.WriteString("| scenario | tried | survived | what was checked |\n|---|---:|---:|---|\n")
 	for _, r := range rows {
 		fmt.Fprintf(&b, "| %s | %d | %d | %s |\n", r.Scenario, r.Tried, r.Survived, r.Note)

@@ -30,21 +30,30 @@ func TestGatewaySIGKILL(t *testing.T) {
 	st := h.waitHealthy(t, sup, 0)
 	ourLock := h.ScopedLock(demogateway.Scope, "demo-token")
 	tried, survived, early := 0, 0, 0
+	// The second kill of each pair lands anywhere in twice the time a
+	// successor took to become ready last time, so that kills fall before,
+	// during and after it writes its files, however fast this build is.
+	startup := 30 * time.Millisecond
 	for tried < *kills {
 		pid := st.Child.PID
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 		n := 1
+		var killed time.Time
 		if tried+1 < *kills {
 			next := h.waitChild(t, sup, "a successor", func(st *supervisor.Status) bool { return st.Child != nil && st.Child.PID != pid })
-			time.Sleep(time.Duration(r.IntN(30_000)) * time.Microsecond)
+			time.Sleep(time.Duration(r.Int64N(int64(2 * startup))))
 			if recordPID(h.PIDFile()) != next.Child.PID {
 				early++
 			}
+			killed = time.Now()
 			_ = syscall.Kill(next.Child.PID, syscall.SIGKILL)
 			pid, n = next.Child.PID, 2
 		}
 		tried += n
 		st = h.waitHealthy(t, sup, pid)
+		if n == 2 {
+			startup = max(time.Since(killed), time.Millisecond)
+		}
 		if got := recordPID(h.PIDFile()); got != st.Child.PID {
 			t.Fatalf("kill %d: gateway.pid names %d, the healthy gateway is %d", tried, got, st.Child.PID)
 		}
