@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
 )
 
 func TestParseRecord(t *testing.T) {
@@ -75,7 +77,7 @@ func TestParseRecord(t *testing.T) {
 }
 
 func TestReadRecordErrors(t *testing.T) {
-	dir := t.TempDir()
+	dir := testdir.New(t)
 	missing := filepath.Join(dir, "missing.lock")
 	if _, err := ReadRecord(missing); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("missing: %v", err)
@@ -142,7 +144,7 @@ func TestLayout(t *testing.T) {
 		t.Fatalf("scoped lock path %s", got)
 	}
 	for _, p := range []string{l.PIDFile(), l.RuntimeLock(), l.StateFile(), l.PlannedStopMarker(), l.TakeoverMarker(), l.SupervisorState(), l.SupervisorLock()} {
-		if filepath.Dir(p) != "/h" {
+		if filepath.Dir(p) != filepath.FromSlash("/h") {
 			t.Errorf("%s is not in the home", p)
 		}
 	}

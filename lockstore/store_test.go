@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
 	"github.com/hermes-agent/hermes-supervisor/platform"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
@@ -104,7 +105,7 @@ func deadIdentity(t *testing.T) procstate.Identity {
 
 func newStore(t *testing.T) (*Store, Layout) {
 	t.Helper()
-	dir := t.TempDir()
+	dir := testdir.New(t)
 	l := Layout{Home: filepath.Join(dir, "home"), LockDir: filepath.Join(dir, "locks")}
 	for _, d := range []string{l.Home, l.LockDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
@@ -328,7 +329,7 @@ func TestUnreadableAndBadLockDir(t *testing.T) {
 	}
 
 	// A lock dir that is a file: one line naming it and the fix.
-	file := filepath.Join(t.TempDir(), "locks")
+	file := filepath.Join(testdir.New(t), "locks")
 	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -458,7 +459,7 @@ func TestReleaseAndOwned(t *testing.T) {
 }
 
 func TestWriteExclusiveAndAtomic(t *testing.T) {
-	dir := t.TempDir()
+	dir := testdir.New(t)
 	p := filepath.Join(dir, "gateway.pid")
 	rec := Record{PID: 5, Kind: GatewayKind}
 	if err := WriteExclusive(p, rec); err != nil {
@@ -483,7 +484,7 @@ func TestWriteExclusiveAndAtomic(t *testing.T) {
 }
 
 func TestConsumePlannedStop(t *testing.T) {
-	dir := t.TempDir()
+	dir := testdir.New(t)
 	l := Layout{Home: dir}
 	start := int64(881234)
 	other := int64(5)

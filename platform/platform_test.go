@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
 )
 
 func TestDefaultPaths(t *testing.T) {
@@ -98,7 +100,7 @@ func TestControlEndpoint(t *testing.T) {
 }
 
 func TestReadRegularAndStamp(t *testing.T) {
-	dir := t.TempDir()
+	dir := testdir.New(t)
 	p := filepath.Join(dir, "gateway.pid")
 	if err := os.WriteFile(p, []byte("4242\n"), 0o644); err != nil {
 		t.Fatal(err)

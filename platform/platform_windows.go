@@ -80,14 +80,31 @@ func ControlAddress(home string) string {
 	return `\\.\pipe\hermes-supervisor-` + homeHash(home)
 }
 
-// ListenControl listens on the named pipe addr, reachable only by the
-// current user and SYSTEM.
-func ListenControl(addr string) (net.Listener, error) {
+// ListenControl listens on the named pipe addr, reachable only by SYSTEM,
+// the current user and the users given as SIDs (the user who installed a
+// service that runs as SYSTEM).
+func ListenControl(addr string, users ...string) (net.Listener, error) {
 	sid, err := currentUserSID()
 	if err != nil {
 		return nil, fmt.Errorf("listen %s: %w", addr, err)
 	}
-	cfg := &winio.PipeConfig{SecurityDescriptor: "D:P(A;;GA;;;SY)(A;;GA;;;" + sid + ")"}
+	sddl := "D:P(A;;GA;;;SY)(A;;GA;;;" + sid + ")"
+	for _, u := range users {
+		// Parsed first, so a malformed value cannot widen the ACL.
+		parsed, err := windows.StringToSid(u)
+		if err != nil {
+			return nil, fmt.Errorf("listen %s: control user %q is not a SID: %w", addr, u, err)
+		}
+		sddl += "(A;;GA;;;" + parsed.String() + ")"
+	}
+	// A live supervisor answers a dial. Checking first, as on unix, does
+	// not rely on FILE_FLAG_FIRST_PIPE_INSTANCE, which Wine ignores.
+	probe := 200 * time.Millisecond
+	if c, err := winio.DialPipe(addr, &probe); err == nil {
+		c.Close()
+		return nil, fmt.Errorf("listen %s: %w", addr, ErrEndpointInUse)
+	}
+	cfg := &winio.PipeConfig{SecurityDescriptor: sddl}
 	ln, err := winio.ListenPipe(addr, cfg)
 	if err != nil {
 		if errors.Is(err, windows.ERROR_ACCESS_DENIED) || errors.Is(err, windows.ERROR_PIPE_BUSY) {
@@ -97,6 +114,9 @@ func ListenControl(addr string) (net.Listener, error) {
 	}
 	return ln, nil
 }
+
+// CurrentUserSID returns the SID of the user this process runs as.
+func CurrentUserSID() (string, error) { return currentUserSID() }
 
 func currentUserSID() (string, error) {
 	tok := windows.GetCurrentProcessToken()

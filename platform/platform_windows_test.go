@@ -2,9 +2,11 @@ package platform
 
 import (
 	"testing"
+
+	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
 )
 
-func shortTempDir(t *testing.T) string { return t.TempDir() }
+func shortTempDir(t *testing.T) string { return testdir.New(t) }
 
 // Named pipes have no mode bits; their SDDL is what restricts them.
 func checkPrivate(*testing.T, string) {}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -33,6 +34,7 @@ type runner interface {
 // started is a child the supervisor started, held by its process tree
 // handle: its exit comes from wait(2), never from a pid lookup.
 type started struct {
+	killed  atomic.Bool
 	tree    *platform.Tree
 	begun   time.Time
 	clock   Clock
@@ -82,7 +84,13 @@ func startChild(cfg *Config, self procstate.Identity, log *zap.Logger, clock Clo
 }
 
 func (c *started) Terminate() error { return c.tree.Terminate() }
-func (c *started) Kill() error      { return c.tree.Kill() }
+
+// Kill ends the tree and remembers it did: on Windows the exit code of a
+// terminated process says nothing of how it ended.
+func (c *started) Kill() error {
+	c.killed.Store(true)
+	return c.tree.Kill()
+}
 
 func (c *started) wait(context.Context) Exit {
 	err := c.tree.Wait()
@@ -99,6 +107,8 @@ func (c *started) wait(context.Context) Exit {
 		e.Code = ee.ExitCode()
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			e.Signal = ws.Signal().String()
+		} else if c.killed.Load() {
+			e.Signal = "killed"
 		}
 	default:
 		e.StartError = err.Error()

@@ -8,6 +8,9 @@ import (
 	"time"
 )
 
+// killedHard reports whether e is how killHard's SIGKILL looks.
+func killedHard(e Exit) bool { return e.Signal == "killed" }
+
 func TestExit75RestartsAtOnce(t *testing.T) {
 	p := testPolicy()
 	p.MinUptime = time.Millisecond

@@ -1,10 +1,8 @@
 package chaos
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -392,21 +390,4 @@ func lockFiles(t *testing.T, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
-}
-
-// firstLine is the first line of s, for messages.
-func firstLine(s string) string {
-	sc := bufio.NewScanner(strings.NewReader(s))
-	if sc.Scan() {
-		return sc.Text()
-	}
-	return ""
-}
-
-// decodeJSON decodes s into v or fails the test.
-func decodeJSON(t *testing.T, s string, v any) {
-	t.Helper()
-	if err := json.Unmarshal([]byte(s), v); err != nil {
-		t.Fatalf("decode %q: %v", s, err)
-	}
 }
