@@ -81,8 +81,9 @@ func ControlAddress(home string) string {
 }
 
 // ListenControl listens on the unix socket addr, reachable only by the
-// current user (mode 0600 from creation on).
-func ListenControl(addr string) (net.Listener, error) {
+// current user (mode 0600 from creation on). users, Windows SIDs, mean
+// nothing here.
+func ListenControl(addr string, users ...string) (net.Listener, error) {
 	if c, err := net.Dial("unix", addr); err == nil {
 		c.Close()
 		return nil, fmt.Errorf("listen %s: %w", addr, ErrEndpointInUse)

@@ -31,6 +31,10 @@ type Config struct {
 	// Notify is told when the gateway is ready and when the supervisor is
 	// stopping (sd_notify under systemd); nil means nobody listens.
 	Notify func(state string)
+	// ControlUsers are Windows SIDs that may use the control endpoint
+	// besides SYSTEM and the user the supervisor runs as (a service runs as
+	// SYSTEM for the user who installed it). Unix sockets ignore it.
+	ControlUsers []string
 	// OnTransition, when set, is called from the supervisor's goroutine with
 	// a snapshot after every state change; it must not block.
 	OnTransition func(*Status)

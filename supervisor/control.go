@@ -60,8 +60,8 @@ type controlServer struct {
 	cancel context.CancelFunc
 }
 
-func listenControl(addr string, log *zap.Logger, h handler) (*controlServer, error) {
-	ln, err := platform.ListenControl(addr)
+func listenControl(addr string, users []string, log *zap.Logger, h handler) (*controlServer, error) {
+	ln, err := platform.ListenControl(addr, users...)
 	if err != nil {
 		return nil, fmt.Errorf("control endpoint %s: %w", addr, err)
 	}

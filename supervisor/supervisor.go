@@ -99,7 +99,7 @@ func (command) isEvent() {}
 // lock for as long as Run runs.
 func (s *Supervisor) Run(ctx context.Context) error {
 	if s.cfg.ControlAddress != "" {
-		srv, err := listenControl(s.cfg.ControlAddress, s.log, s.Do)
+		srv, err := listenControl(s.cfg.ControlAddress, s.cfg.ControlUsers, s.log, s.Do)
 		if err != nil {
 			return err
 		}

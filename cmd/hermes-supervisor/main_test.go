@@ -176,10 +176,18 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 
 // notify listen SOCKET stands in for systemd: it receives sd_notify
 // datagrams on SOCKET until the script ends. notify wait PATTERN waits up
-// to 30 s for a received message matching PATTERN.
+// to 30 s for a received message matching PATTERN; notify reset forgets
+// what was received.
 func cmdNotify(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 2 {
-		ts.Fatalf("usage: notify listen SOCKET | notify wait PATTERN")
+	if neg || len(args) < 1 {
+		ts.Fatalf("usage: notify listen SOCKET | notify wait PATTERN | notify reset")
+	}
+	if args[0] == "reset" {
+		ts.Value(notifyKey{}).(*notifyLog).reset()
+		return
+	}
+	if len(args) != 2 {
+		ts.Fatalf("usage: notify listen SOCKET | notify wait PATTERN | notify reset")
 	}
 	switch args[0] {
 	case "listen":
@@ -219,6 +227,8 @@ type notifyLog struct {
 }
 
 func (l *notifyLog) add(m string) { l.mu.Lock(); l.msgs = append(l.msgs, m); l.mu.Unlock() }
+
+func (l *notifyLog) reset() { l.mu.Lock(); l.msgs = nil; l.mu.Unlock() }
 
 func (l *notifyLog) all() []string {
 	l.mu.Lock()

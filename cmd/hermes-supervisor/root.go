@@ -122,7 +122,7 @@ func homeUnusable(path string, err error) bool {
 	return false
 }
 
-func (g *globals) logger() (*zap.Logger, error) {
+func (g *globals) logger(out zapcore.WriteSyncer) (*zap.Logger, error) {
 	format := g.logFormat
 	if format == "" {
 		format = g.file.LogFormat
@@ -146,5 +146,5 @@ func (g *globals) logger() (*zap.Logger, error) {
 	default:
 		return nil, fmt.Errorf("--log-format %q: use console or json", format)
 	}
-	return zap.New(zapcore.NewCore(encoder, zapcore.Lock(os.Stderr), level)), nil
+	return zap.New(zapcore.NewCore(encoder, out, level)), nil
 }

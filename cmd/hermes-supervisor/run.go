@@ -8,14 +8,18 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"gopkg.in/natefinch/lumberjack.v2"
 
 	"github.com/hermes-agent/hermes-supervisor/demogateway"
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/service"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 	"github.com/hermes-agent/hermes-supervisor/supervisor"
 )
@@ -26,6 +30,8 @@ var defaultGateway = []string{"hermes", "gateway", "run", "--external-supervisor
 type runFlags struct {
 	demo         bool
 	stopTimeout  time.Duration
+	asService    bool
+	controlUsers []string
 	readyTimeout time.Duration
 	policy       supervisor.Policy
 }
@@ -52,6 +58,8 @@ else the built-in demo gateway.`,
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.BoolVar(&f.demo, "demo", false, "supervise the built-in demo gateway")
+	fl.BoolVar(&f.asService, "service", false, "run under the Windows service control manager (what `install` sets up), logging to <home>/hermes-supervisor.log")
+	fl.StringSliceVar(&f.controlUsers, "control-user", nil, "Windows: a SID that may also use the control pipe (the user who installed the service)")
 	fl.DurationVar(&f.stopTimeout, "stop-timeout", supervisor.DefaultStopTimeout, "how long a stop waits before killing the gateway's process tree")
 	fl.DurationVar(&f.readyTimeout, "ready-timeout", supervisor.DefaultReadyTimeout, "how long a gateway may run without writing gateway.pid before it counts as running")
 	fl.DurationVar(&f.policy.InitialBackoff, "initial-backoff", f.policy.InitialBackoff, "delay before the second restart of a failure streak (the first is immediate)")
@@ -65,11 +73,19 @@ else the built-in demo gateway.`,
 }
 
 func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) error {
+	if f.asService && !service.SupportsRunAsService() {
+		return errors.New("--service is for the Windows service manager; systemd and launchd run `hermes-supervisor run` as it is")
+	}
 	layout, err := g.layout()
 	if err != nil {
 		return err
 	}
-	log, err := g.logger()
+	logTo := zapcore.Lock(os.Stderr)
+	if f.asService {
+		// A Windows service has no stderr: log to a rotating file in the home.
+		logTo = zapcore.AddSync(&lumberjack.Logger{Filename: filepath.Join(layout.Home, "hermes-supervisor.log"), MaxSize: 10, MaxBackups: 3})
+	}
+	log, err := g.logger(logTo)
 	if err != nil {
 		return err
 	}
@@ -78,6 +94,7 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 	cfg := supervisor.Config{
 		Layout:         layout,
 		ControlAddress: platform.ControlAddress(layout.Home),
+		ControlUsers:   f.controlUsers,
 		Env:            append(g.file.Env, "HERMES_HOME="+layout.Home, "HERMES_GATEWAY_LOCK_DIR="+layout.LockDir, "HERMES_SUPERVISED_CHILD=1"),
 	}
 	// One precedence rule: a flag the user set, else the config file, else
@@ -91,7 +108,7 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 		}
 	}
 	cfg.Policy, cfg.StopTimeout, cfg.ReadyTimeout = f.policy, f.stopTimeout, f.readyTimeout
-	cfg.OnTransition = serviceNotifier(log)
+	cfg.Notify, cfg.OnTransition = serviceNotifier(log)
 	if cfg.Command, err = gatewayCommand(cmd, g, f, args); err != nil {
 		return err
 	}
@@ -109,6 +126,11 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 	if err != nil {
 		return err
 	}
+	log.Info("supervising", zap.Strings("command", cfg.Command), zap.String("home", layout.Home),
+		zap.String("lock_dir", layout.LockDir), zap.String("control", cfg.ControlAddress))
+	if f.asService {
+		return service.RunAsService(service.Name, cfg.StopTimeout+15*time.Second, sup.Run)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), platform.ShutdownSignals()...)
 	defer stop()
 	if hup, ok := platform.ReloadSignal(); ok {
@@ -121,28 +143,22 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 			}
 		}()
 	}
-	context.AfterFunc(ctx, func() { _ = platform.Notify("STOPPING=1") })
-	log.Info("supervising", zap.Strings("command", cfg.Command), zap.String("home", layout.Home),
-		zap.String("lock_dir", layout.LockDir), zap.String("control", cfg.ControlAddress))
 	return sup.Run(ctx)
 }
 
 // serviceNotifier keeps a notify-type service manager (systemd's
-// Type=notify) informed: READY=1 once the gateway runs, so `systemctl start`
-// means "the gateway is up", then every state as STATUS=.
-func serviceNotifier(log *zap.Logger) func(*supervisor.Status) {
-	var ready, warned bool
-	return func(st *supervisor.Status) {
-		msg := "STATUS=" + string(st.State) + ": " + st.Reason
-		if st.State == supervisor.Running && !ready {
-			ready = true
-			msg = "READY=1\n" + msg
-		}
+// Type=notify) informed: READY=1 once the gateway runs, so that `systemctl
+// start` means "the gateway is up", STOPPING=1 when the supervisor stops,
+// and every state as STATUS=.
+func serviceNotifier(log *zap.Logger) (func(string), func(*supervisor.Status)) {
+	var warned bool
+	notify := func(msg string) {
 		if err := platform.Notify(msg); err != nil && !warned {
 			warned = true
 			log.Warn("cannot tell the service manager our state", zap.Error(err))
 		}
 	}
+	return notify, func(st *supervisor.Status) { notify("STATUS=" + string(st.State) + ": " + st.Reason) }
 }
 
 func gatewayCommand(cmd *cobra.Command, g *globals, f *runFlags, args []string) ([]string, error) {

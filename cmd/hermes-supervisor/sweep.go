@@ -3,11 +3,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
@@ -31,7 +33,7 @@ few seconds are moved aside to <name>.corrupt. --dry-run changes nothing.`,
 			}
 			log := zap.NewNop()
 			if !asJSON {
-				if log, err = g.logger(); err != nil {
+				if log, err = g.logger(zapcore.Lock(os.Stderr)); err != nil {
 					return err
 				}
 			}

@@ -26,6 +26,7 @@ var rank = map[string]int{
 	"internal/bench/child":  0,
 	"internal/chaos":        5,
 	"platform/service":      0,
+	"internal/testdir":      0,
 }
 
 func TestDependenciesPointOneWay(t *testing.T) {

@@ -81,6 +81,10 @@ type Step struct {
 	Run     []string
 	Remove  string
 	MayFail bool
+	// Do is an action done through an API rather than a command (the
+	// Windows service manager); What says what it does, for Print.
+	Do   func(ctx context.Context) error
+	What string
 }
 
 // Plan is what an action does, step by step. Notes are warnings for the
@@ -120,6 +124,8 @@ func (p Plan) Print(w io.Writer) error {
 				b.WriteString("   # may fail: nothing to undo")
 			}
 			b.WriteByte('\n')
+		case s.Do != nil:
+			fmt.Fprintf(&b, "do %s\n", s.What)
 		default:
 			fmt.Fprintf(&b, "remove %s\n", s.Remove)
 		}
@@ -147,6 +153,10 @@ func (p Plan) Apply(ctx context.Context, run Runner) error {
 		case s.Run != nil:
 			if err = run(ctx, s.Run); err != nil {
 				err = fmt.Errorf("%s: %w", Join(s.Run), err)
+			}
+		case s.Do != nil:
+			if err = s.Do(ctx); err != nil {
+				err = fmt.Errorf("%s: %w", s.What, err)
 			}
 		default:
 			if err = os.Remove(s.Remove); err != nil && !errors.Is(err, os.ErrNotExist) {

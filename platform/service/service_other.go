@@ -1,11 +1,11 @@
-//go:build !linux && !darwin
+//go:build !linux && !darwin && !windows
 
 package service
 
 import "fmt"
 
-// New returns a manager that refuses every action: installing a Windows
-// service is not built yet.
+// New returns a manager that refuses every action: this system has no
+// service manager we know how to drive.
 func New() Manager { return unsupported{} }
 
 type unsupported struct{}
@@ -17,5 +17,5 @@ func (unsupported) Control(Config, string) (Plan, error) {
 }
 
 func unsupportedErr() error {
-	return fmt.Errorf("%w: Windows service support is not built yet; run `hermes-supervisor run` from a logon Scheduled Task instead", ErrUnsupported)
+	return fmt.Errorf("%w: run `hermes-supervisor run` from your init system instead", ErrUnsupported)
 }

@@ -1,0 +1,18 @@
+//go:build !windows
+
+package service
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// RunAsService refuses: systemd and launchd run `hermes-supervisor run`
+// directly, and tell it to stop with SIGTERM.
+func RunAsService(name string, _ time.Duration, _ func(ctx context.Context) error) error {
+	return fmt.Errorf("%w: run --service is for the Windows service manager; systemd and launchd run `hermes-supervisor run` as it is", ErrUnsupported)
+}
+
+// SupportsRunAsService reports whether RunAsService can work here.
+func SupportsRunAsService() bool { return false }

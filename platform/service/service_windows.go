@@ -1,0 +1,260 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"golang.org/x/sys/windows"
+	"golang.org/x/sys/windows/svc"
+	"golang.org/x/sys/windows/svc/mgr"
+)
+
+// New returns the Windows service control manager.
+func New() Manager { return SCM{} }
+
+// SCM drives the Windows service control manager through its API. The
+// service runs as LocalSystem with the home pinned on its command line;
+// the control pipe also admits the user who installed it.
+type SCM struct{}
+
+// hermesTask is the Scheduled Task Hermes installs to restart its gateway.
+const hermesTask = "Hermes_Gateway"
+
+// Recovery is what the SCM does when the supervisor dies: restart it after
+// 5 s, again after 10 s, then every 60 s; a day without failures resets
+// the count.
+var Recovery = []mgr.RecoveryAction{
+	{Type: mgr.ServiceRestart, Delay: 5 * time.Second},
+	{Type: mgr.ServiceRestart, Delay: 10 * time.Second},
+	{Type: mgr.ServiceRestart, Delay: 60 * time.Second},
+}
+
+const recoveryReset = 24 * 60 * 60 // seconds
+
+func scmArgs(c Config, installer string) []string {
+	args := append(runArgs(c)[1:], "--service")
+	if installer != "" {
+		args = append(args, "--control-user", installer)
+	}
+	return args
+}
+
+// Install creates (or updates) the service, sets its recovery actions and
+// starts it.
+func (m SCM) Install(c Config, migrate bool) (Plan, error) {
+	if c.UserHome == "" {
+		c.UserHome = `C:\` // unused on Windows; Validate wants one
+	}
+	if err := c.Validate(); err != nil {
+		return Plan{}, err
+	}
+	installer, err := currentSID()
+	if err != nil {
+		return Plan{}, err
+	}
+	var p Plan
+	if migrate {
+		p.Notes = append(p.Notes, "ending and disabling Hermes' own Scheduled Task "+hermesTask+" (if present): hermes-supervisor now restarts the gateway")
+		p.try("schtasks", "/End", "/TN", hermesTask)
+		p.try("schtasks", "/Change", "/TN", hermesTask, "/Disable")
+	} else {
+		p.Notes = append(p.Notes, "if Hermes' own Scheduled Task "+hermesTask+" exists it also restarts the gateway of this home: rerun with --migrate to disable it")
+	}
+	args := scmArgs(c, installer)
+	p.do(fmt.Sprintf("create or update service %s: %s (automatic start, LocalSystem)", Name, Join(append([]string{c.Exe}, args...))), func(context.Context) error {
+		return withManager(func(sm *mgr.Mgr) error {
+			cfg := mgr.Config{StartType: mgr.StartAutomatic, DisplayName: "Hermes supervisor",
+				Description: "Supervises the Hermes Agent gateway for " + c.Home + " (hermes-supervisor)."}
+			s, err := sm.OpenService(Name)
+			if err == nil {
+				// Reinstall: change only the command line and start
+				// type (mgr's UpdateConfig also sets options that older
+				// service managers, and Wine's, reject).
+				defer s.Close()
+				bin := windows.EscapeArg(c.Exe)
+				for _, a := range args {
+					bin += " " + windows.EscapeArg(a)
+				}
+				path, err := windows.UTF16PtrFromString(bin)
+				if err != nil {
+					return err
+				}
+				return windows.ChangeServiceConfig(s.Handle, windows.SERVICE_NO_CHANGE, mgr.StartAutomatic,
+					windows.SERVICE_NO_CHANGE, path, nil, nil, nil, nil, nil, nil)
+			}
+			s, err = sm.CreateService(Name, c.Exe, cfg, args...)
+			if err != nil {
+				return err
+			}
+			return s.Close()
+		})
+	})
+	p.do("set recovery: restart after 5 s, 10 s, then every 60 s, also after a non-zero exit; reset after a day", func(context.Context) error {
+		return withService(func(s *mgr.Service) error {
+			if err := s.SetRecoveryActions(Recovery, recoveryReset); err != nil {
+				return err
+			}
+			// Older service managers (and Wine's) lack the flag; the
+			// supervisor then exits like a crash on failure, which every
+			// service manager recovers from.
+			err := s.SetRecoveryActionsOnNonCrashFailures(true)
+			if errors.Is(err, windows.ERROR_INVALID_LEVEL) {
+				return nil
+			}
+			return err
+		})
+	})
+	p.do("start service "+Name, func(ctx context.Context) error { return startService(ctx) })
+	return p, nil
+}
+
+// Uninstall stops the service, waits for it, and deletes it.
+func (m SCM) Uninstall(c Config) (Plan, error) {
+	var p Plan
+	p.Steps = append(p.Steps, Step{What: "stop service " + Name + " and wait for it", MayFail: true,
+		Do: func(ctx context.Context) error { return stopService(ctx, c.StopTimeout+stopGrace) }})
+	p.do("delete service "+Name, func(context.Context) error {
+		return withService(func(s *mgr.Service) error { return s.Delete() })
+	})
+	return p, nil
+}
+
+// Control starts, stops or restarts the installed service.
+func (m SCM) Control(c Config, verb string) (Plan, error) {
+	var p Plan
+	wait := c.StopTimeout + stopGrace
+	switch verb {
+	case "start":
+		p.do("start service "+Name, startService)
+	case "stop":
+		p.do("stop service "+Name+" and wait for it", func(ctx context.Context) error { return stopService(ctx, wait) })
+	case "restart":
+		p.do("stop service "+Name+" and wait for it", func(ctx context.Context) error { return stopService(ctx, wait) })
+		p.do("start service "+Name, startService)
+	default:
+		return p, fmt.Errorf("service: unknown action %q: use start, stop or restart", verb)
+	}
+	return p, nil
+}
+
+func (p *Plan) do(what string, f func(ctx context.Context) error) {
+	p.Steps = append(p.Steps, Step{Do: f, What: what})
+}
+
+func withManager(f func(*mgr.Mgr) error) error {
+	sm, err := mgr.Connect()
+	if err != nil {
+		return fmt.Errorf("connect to the service manager: %w (run as an administrator)", err)
+	}
+	defer sm.Disconnect()
+	return f(sm)
+}
+
+func withService(f func(*mgr.Service) error) error {
+	return withManager(func(sm *mgr.Mgr) error {
+		s, err := sm.OpenService(Name)
+		if err != nil {
+			return fmt.Errorf("open service %s: %w (is it installed?)", Name, err)
+		}
+		defer s.Close()
+		return f(s)
+	})
+}
+
+func startService(context.Context) error {
+	return withService(func(s *mgr.Service) error {
+		err := s.Start()
+		if errors.Is(err, windows.ERROR_SERVICE_ALREADY_RUNNING) {
+			return nil
+		}
+		return err
+	})
+}
+
+// stopService asks the service to stop and waits up to wait for it.
+func stopService(ctx context.Context, wait time.Duration) error {
+	return withService(func(s *mgr.Service) error {
+		st, err := s.Control(svc.Stop)
+		if err != nil && !errors.Is(err, windows.ERROR_SERVICE_NOT_ACTIVE) {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(ctx, wait)
+		defer cancel()
+		for st.State != svc.Stopped {
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("service %s did not stop within %v", Name, wait)
+			case <-time.After(100 * time.Millisecond):
+			}
+			if st, err = s.Query(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func currentSID() (string, error) {
+	u, err := windows.GetCurrentProcessToken().GetTokenUser()
+	if err != nil {
+		return "", fmt.Errorf("current user: %w", err)
+	}
+	return u.User.Sid.String(), nil
+}
+
+// RunAsService runs run as the Windows service name, under the service
+// control manager: run's context ends when the SCM asks the service to stop
+// (or the machine shuts down), and stopWait is the hint for how long that
+// takes. This is an explicit path (run --service) rather than detection,
+// which fails under Wine, where services run outside session 0.
+func RunAsService(name string, stopWait time.Duration, run func(ctx context.Context) error) error {
+	h := &handler{run: run, stopWait: stopWait}
+	if err := svc.Run(name, h); err != nil {
+		return fmt.Errorf("run as service %s: %w", name, err)
+	}
+	return h.err
+}
+
+type handler struct {
+	run      func(ctx context.Context) error
+	stopWait time.Duration
+	err      error
+}
+
+func (h *handler) Execute(_ []string, reqs <-chan svc.ChangeRequest, status chan<- svc.Status) (bool, uint32) {
+	status <- svc.Status{State: svc.StartPending}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- h.run(ctx) }()
+	running := svc.Status{State: svc.Running, Accepts: svc.AcceptStop | svc.AcceptShutdown}
+	status <- running
+	for {
+		select {
+		case err := <-done:
+			h.err = err
+			if err != nil {
+				// Ending without reporting SERVICE_STOPPED is what the
+				// SCM counts as a crash, and recovers from with the
+				// recovery actions on every Windows version.
+				fmt.Fprintln(os.Stderr, "hermes-supervisor:", err)
+				os.Exit(1)
+			}
+			return false, 0
+		case r := <-reqs:
+			switch r.Cmd {
+			case svc.Interrogate:
+				status <- r.CurrentStatus
+			case svc.Stop, svc.Shutdown:
+				status <- svc.Status{State: svc.StopPending, WaitHint: uint32(h.stopWait / time.Millisecond)}
+				cancel()
+			}
+		}
+	}
+}
+
+// SupportsRunAsService reports whether RunAsService can work here.
+func SupportsRunAsService() bool { return true }
