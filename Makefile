@@ -55,12 +55,11 @@ unit:
 
 # The Windows build of every package that runs on Windows, tested under
 # Wine: the platform code, file judging, the supervisor with real child
-# processes and job objects, and the service control manager life cycle
-# (install, start, status over the named pipe, stop, uninstall) of the real
-# binary. The CLI scripts stay on Linux: testscript's cleanup cannot remove
-# directories under Wine 8. internal/wine says what the prefix needs.
+# processes and job objects, the CLI scripts, and the service control
+# manager life cycle (install, start, status over the named pipe, stop,
+# uninstall) of the real binary. internal/wine says what the prefix needs.
 WINEPREFIX ?= $(CURDIR)/.wine
-WINE_PKGS  := ./platform/... ./lockstore ./procstate ./supervisor ./demogateway
+WINE_PKGS  := ./platform/... ./lockstore ./procstate ./supervisor ./demogateway ./cmd/...
 wine-test:
 	@command -v wine >/dev/null && command -v x86_64-w64-mingw32-gcc >/dev/null || \
 	  { echo "wine-test: needs wine and mingw: apt-get install wine64 wine gcc-mingw-w64-x86-64-win32 (.ci/run does)"; exit 1; }

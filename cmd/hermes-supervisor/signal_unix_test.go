@@ -15,3 +15,6 @@ func sendSignal(pid int, name string) error {
 	}
 	return syscall.Kill(pid, sig)
 }
+
+// underWine is set when the tests run under Wine.
+const underWine = false

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"os"
+
+	"golang.org/x/sys/windows"
 )
 
 // Windows has no signals to send but the kill.
@@ -17,3 +19,6 @@ func sendSignal(pid int, name string) error {
 	defer p.Release()
 	return p.Kill()
 }
+
+// underWine is set when the tests run under Wine.
+var underWine = windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil
