@@ -35,75 +35,59 @@ func (f *serviceFlags) register(cmd *cobra.Command, install bool) {
 	}
 }
 
-func newInstallCmd(g *globals) *cobra.Command {
+// serviceCmd builds a command that turns the service flags into a plan of
+// the OS's service manager and prints or applies it.
+func serviceCmd(g *globals, install bool, use, short, long string, plan func(service.Manager, service.Config, *serviceFlags) (service.Plan, error)) *cobra.Command {
 	f := &serviceFlags{}
 	cmd := &cobra.Command{
-		Use:   "install [--user|--system] [--dry-run] [--migrate]",
-		Short: "Install and start hermes-supervisor as a service (systemd on Linux, launchd on macOS)",
-		Long: `Install writes a service definition of our own (systemd: hermes-supervisor.service,
-Type=notify; launchd: ai.hermes.supervisor with KeepAlive) that runs
-"hermes-supervisor run" for the Hermes home, then enables and starts it.
-Hermes' own gateway unit or agent would restart the gateway too: install
-warns about it, and with --migrate stops and disables it.`,
-		Args: cobra.NoArgs,
+		Use:   use,
+		Short: short,
+		Long:  long,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := serviceConfig(g, f)
 			if err != nil {
 				return err
 			}
-			plan, err := service.New().Install(c, f.migrate)
+			p, err := plan(service.New(), c, f)
 			if err != nil {
 				return err
 			}
-			return carryOut(cmd, plan, f.dryRun)
+			return carryOut(cmd, p, f.dryRun)
 		},
 	}
-	f.register(cmd, true)
+	f.register(cmd, install)
 	return cmd
+}
+
+func newInstallCmd(g *globals) *cobra.Command {
+	return serviceCmd(g, true, "install [--user|--system] [--dry-run] [--migrate]",
+		"Install and start hermes-supervisor as a service (systemd, launchd or the Windows SCM)",
+		`Install writes a service definition of our own (systemd: hermes-supervisor.service,
+Type=notify; launchd: ai.hermes.supervisor with KeepAlive; Windows: the service
+hermes-supervisor with recovery actions) that runs "hermes-supervisor run" for the
+Hermes home, then enables and starts it. Hermes' own gateway unit, agent or
+Scheduled Task would restart the gateway too: install warns about it, and with
+--migrate stops and disables it.`,
+		func(m service.Manager, c service.Config, f *serviceFlags) (service.Plan, error) {
+			return m.Install(c, f.migrate)
+		})
 }
 
 func newUninstallCmd(g *globals) *cobra.Command {
-	f := &serviceFlags{}
-	cmd := &cobra.Command{
-		Use:   "uninstall [--user|--system] [--dry-run]",
-		Short: "Stop the service and remove its definition (logs and the Hermes home are kept)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := serviceConfig(g, f)
-			if err != nil {
-				return err
-			}
-			plan, err := service.New().Uninstall(c)
-			if err != nil {
-				return err
-			}
-			return carryOut(cmd, plan, f.dryRun)
-		},
-	}
-	f.register(cmd, false)
-	return cmd
+	return serviceCmd(g, false, "uninstall [--user|--system] [--dry-run]",
+		"Stop the service and remove its definition (logs and the Hermes home are kept)", "",
+		func(m service.Manager, c service.Config, _ *serviceFlags) (service.Plan, error) {
+			return m.Uninstall(c)
+		})
 }
 
 func newStartCmd(g *globals) *cobra.Command {
-	f := &serviceFlags{}
-	cmd := &cobra.Command{
-		Use:   "start [--user|--system] [--dry-run]",
-		Short: "Start the installed service (use `run` to supervise in the foreground instead)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := serviceConfig(g, f)
-			if err != nil {
-				return err
-			}
-			plan, err := service.New().Control(c, "start")
-			if err != nil {
-				return err
-			}
-			return carryOut(cmd, plan, f.dryRun)
-		},
-	}
-	f.register(cmd, false)
-	return cmd
+	return serviceCmd(g, false, "start [--user|--system] [--dry-run]",
+		"Start the installed service (use `run` to supervise in the foreground instead)", "",
+		func(m service.Manager, c service.Config, _ *serviceFlags) (service.Plan, error) {
+			return m.Control(c, "start")
+		})
 }
 
 // serviceConfig pins everything the service needs at install time: the

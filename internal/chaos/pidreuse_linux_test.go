@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"strconv"
 	"syscall"
 	"testing"
@@ -25,27 +24,11 @@ const (
 	bystanderEnv = "HERMES_CHAOS_BYSTANDER"
 	// tallyEnv names the file the namespaced run writes its count to.
 	tallyEnv = "HERMES_CHAOS_TALLY"
-	// signalled is a bystander's exit code after any catchable signal.
-	signalled = 42
 )
 
 func init() {
 	if os.Getenv(bystanderEnv) == "1" {
-		bystander()
-	}
-}
-
-// bystander exits 0 when its stdin closes and 42 on any catchable signal.
-func bystander() {
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGQUIT)
-	eof := make(chan struct{})
-	go func() { _, _ = io.Copy(io.Discard, os.Stdin); close(eof) }()
-	select {
-	case <-sigs:
-		os.Exit(signalled)
-	case <-eof:
-		os.Exit(0)
+		pidns.Bystander()
 	}
 }
 
@@ -164,7 +147,7 @@ func TestPIDReuse(t *testing.T) {
 				stdin.Close()
 				err := cmd.Wait()
 				var ee *exec.ExitError
-				if errors.As(err, &ee) && ee.ExitCode() == signalled {
+				if errors.As(err, &ee) && ee.ExitCode() == pidns.Signalled {
 					t.Fatalf("the bystander at pid %d was signalled", pid)
 				}
 				if err != nil {

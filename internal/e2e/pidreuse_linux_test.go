@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -21,33 +20,14 @@ import (
 	"github.com/hermes-agent/hermes-supervisor/supervisor"
 )
 
-// bystanderSignalled is the exit code of a bystander that received any
-// catchable signal: the test fails if the supervisor ever signals it.
-const bystanderSignalled = 42
-
 func TestMain(m *testing.M) {
 	switch {
 	case os.Getenv("E2E_BYSTANDER") == "1":
-		bystander()
+		pidns.Bystander()
 	case len(os.Args) > 1 && os.Args[1] == demogateway.Command:
 		os.Exit(demogateway.Main(os.Args[2:], os.Getenv, os.Stderr))
 	}
 	pidns.Main(m)
-}
-
-// bystander is an unrelated process that happens to get a recorded pid. It
-// exits 0 when its stdin closes and 42 on any catchable signal.
-func bystander() {
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGQUIT)
-	eof := make(chan struct{})
-	go func() { _, _ = io.Copy(io.Discard, os.Stdin); close(eof) }()
-	select {
-	case <-sigs:
-		os.Exit(bystanderSignalled)
-	case <-eof:
-		os.Exit(0)
-	}
 }
 
 type bystanderProc struct {
@@ -86,7 +66,7 @@ func (b *bystanderProc) finish(t *testing.T) {
 	b.stdin.Close()
 	err := b.cmd.Wait()
 	var ee *exec.ExitError
-	if errors.As(err, &ee) && ee.ExitCode() == bystanderSignalled {
+	if errors.As(err, &ee) && ee.ExitCode() == pidns.Signalled {
 		t.Fatalf("bystander pid %d was signalled", b.id.PID)
 	}
 	if err != nil {
