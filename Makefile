@@ -16,7 +16,7 @@ FUZZ_TARGETS := lockstore:FuzzParseRecord lockstore:FuzzParseState lockstore:Fuz
 # The full fault-injection counts of `make chaos` (`make test` runs small ones).
 CHAOSFLAGS ?= -chaos.kills=1000 -chaos.supkills=200 -chaos.rounds=10
 
-.PHONY: all build run test check fmt-check vet lint cross unit wine-test fuzz-smoke fuzz chaos bench bench-peers clean
+.PHONY: all build run test test-deps check fmt-check vet lint cross unit wine-test fuzz-smoke fuzz chaos bench bench-peers clean
 
 all: build
 
@@ -30,9 +30,22 @@ run: build
 
 # The whole suite: formatting, vet and build for every OS, the race-enabled
 # tests (real processes, signals and files), and a short fuzz of every parser.
-test: fmt-check vet lint cross unit wine-test fuzz-smoke
+test: test-deps fmt-check vet lint cross unit wine-test fuzz-smoke
 
 check: test
+
+# The Debian packages the tests need: systemd-analyze checks the units we
+# render (systemd need not run); Wine and mingw run the Windows tests.
+# Installed with apt when missing and we may; otherwise a one-line error.
+TEST_DEBS := systemd-analyze:systemd wine:wine64 wine:wine x86_64-w64-mingw32-gcc:gcc-mingw-w64-x86-64-win32
+test-deps:
+	@need=; for d in $(TEST_DEBS); do command -v $${d%%:*} >/dev/null || need="$$need $${d##*:}"; done; \
+	[ -z "$$need" ] && exit 0; \
+	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
+	  echo "make test: missing packages:$$need; install them (apt-get install$$need) and run again"; exit 1; fi; \
+	echo "make test: installing$$need"; export DEBIAN_FRONTEND=noninteractive; \
+	apt-get install -y --no-install-recommends $$need >/dev/null || \
+	  { apt-get update >/dev/null && apt-get install -y --no-install-recommends $$need >/dev/null; }
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
