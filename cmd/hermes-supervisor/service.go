@@ -19,8 +19,8 @@ import (
 
 // serviceFlags are the flags of install, uninstall and start.
 type serviceFlags struct {
-	user, system, dryRun, migrate bool
-	stopTimeout                   time.Duration
+	user, system, dryRun, migrate, demo bool
+	stopTimeout                         time.Duration
 }
 
 func (f *serviceFlags) register(cmd *cobra.Command, install bool) {
@@ -31,6 +31,7 @@ func (f *serviceFlags) register(cmd *cobra.Command, install bool) {
 	cmd.MarkFlagsMutuallyExclusive("user", "system")
 	if install {
 		fl.BoolVar(&f.migrate, "migrate", false, "also stop and disable Hermes' own gateway unit or agent for this user")
+		fl.BoolVar(&f.demo, "demo", false, "have the service supervise the built-in demo gateway (to try it out)")
 		fl.DurationVar(&f.stopTimeout, "stop-timeout", supervisor.DefaultStopTimeout, "the supervisor's stop timeout; the service manager waits 15 s longer before it kills")
 	}
 }
@@ -70,6 +71,9 @@ Hermes home, then enables and starts it. Hermes' own gateway unit, agent or
 Scheduled Task would restart the gateway too: install warns about it, and with
 --migrate stops and disables it.`,
 		func(m service.Manager, c service.Config, f *serviceFlags) (service.Plan, error) {
+			if err := gatewayFound(g, f); err != nil {
+				return service.Plan{}, err
+			}
 			return m.Install(c, f.migrate)
 		})
 }
@@ -106,7 +110,7 @@ func serviceConfig(g *globals, f *serviceFlags) (service.Config, error) {
 		exe = resolved
 	}
 	c := service.Config{Exe: exe, Home: layout.Home, LockDir: layout.LockDir, System: f.system,
-		StopTimeout: f.stopTimeout, UID: os.Getuid()}
+		StopTimeout: f.stopTimeout, UID: os.Getuid(), Path: g.getenv("PATH"), Demo: f.demo}
 	if c.StopTimeout <= 0 {
 		c.StopTimeout = supervisor.DefaultStopTimeout
 	}
@@ -121,6 +125,19 @@ func serviceConfig(g *globals, f *serviceFlags) (service.Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// gatewayFound refuses to install a service that would quietly run the
+// demo gateway: `run` falls back to it when hermes is not on PATH, which
+// in a foreground shell says so, but in a service nobody reads.
+func gatewayFound(g *globals, f *serviceFlags) error {
+	if f.demo || len(g.file.Command) > 0 {
+		return nil
+	}
+	if _, err := exec.LookPath(defaultGateway[0]); err != nil {
+		return errors.New("hermes is not on PATH, so the service would run the demo gateway: install Hermes (or put it on PATH), set \"command\" in the config file, or pass --demo to install the demo on purpose")
+	}
+	return nil
 }
 
 // carryOut prints the plan (--dry-run) or applies it, echoing each command

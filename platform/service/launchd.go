@@ -67,6 +67,10 @@ func (l Launchd) Plist(c Config) []byte {
 	key("EnvironmentVariables")
 	b.WriteString("\t<dict>\n\t\t<key>HERMES_HOME</key>\n")
 	str("\t\t", c.Home)
+	if c.Path != "" {
+		b.WriteString("\t\t<key>PATH</key>\n")
+		str("\t\t", c.Path)
+	}
 	b.WriteString("\t</dict>\n")
 	key("RunAtLoad")
 	b.WriteString("\t<true/>\n")

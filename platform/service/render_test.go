@@ -25,7 +25,8 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files")
 
 func ann(system bool) Config {
-	c := Config{Exe: "/usr/local/bin/hermes-supervisor", Home: "/home/ann/.hermes", StopTimeout: 75 * time.Second, UserHome: "/home/ann", UID: 501, System: system}
+	c := Config{Exe: "/usr/local/bin/hermes-supervisor", Home: "/home/ann/.hermes", StopTimeout: 75 * time.Second, UserHome: "/home/ann", UID: 501, System: system,
+		Path: "/home/ann/.local/bin:/usr/local/bin:/usr/bin:/bin"}
 	if system {
 		c.User = "ann"
 	}
@@ -53,6 +54,8 @@ func TestGolden(t *testing.T) {
 	weird := ann(false)
 	weird.Home = `/home/ann/my "hermes" 100% $HOME`
 	weird.LockDir = "/home/ann/locks & <more>"
+	weird.Path = "/opt/my tools/bin:/usr/bin"
+	weird.Demo = true
 	tests := []struct {
 		name string
 		got  []byte
@@ -140,8 +143,8 @@ func TestPlistKeys(t *testing.T) {
 			t.Errorf("Label %v", a.Label)
 		case !slices.Equal(a.ProgramArguments, runArgs(c)):
 			t.Errorf("ProgramArguments %q, want %q", a.ProgramArguments, runArgs(c))
-		case a.EnvironmentVariables["HERMES_HOME"] != c.Home:
-			t.Errorf("HERMES_HOME %q, want %q", a.EnvironmentVariables["HERMES_HOME"], c.Home)
+		case a.EnvironmentVariables["HERMES_HOME"] != c.Home || a.EnvironmentVariables["PATH"] != c.Path:
+			t.Errorf("environment %q, want HERMES_HOME %q and PATH %q", a.EnvironmentVariables, c.Home, c.Path)
 		case a.RunAtLoad == nil || !*a.RunAtLoad:
 			t.Error("RunAtLoad not true")
 		case a.KeepAlive == nil || a.KeepAlive.SuccessfulExit == nil || *a.KeepAlive.SuccessfulExit:

@@ -31,14 +31,13 @@ func TestSCMLifeCycle(t *testing.T) {
 		t.Skip(exeEnv + " is not set: `make wine-test` (or a Windows CI job) sets it")
 	}
 	dir := testdir.New(t)
-	c := Config{Exe: exe, Home: filepath.Join(dir, "home"), LockDir: filepath.Join(dir, "locks"), StopTimeout: 10 * time.Second}
+	c := Config{Exe: exe, Home: filepath.Join(dir, "home"), LockDir: filepath.Join(dir, "locks"), StopTimeout: 10 * time.Second, Demo: true}
 	ctx := context.Background()
 	run := func(context.Context, []string) error { return nil } // schtasks is not needed here
 	plan, err := SCM{}.Install(c, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The demo gateway: the binary runs it when no hermes is on PATH.
 	if err := plan.Apply(ctx, run); err != nil {
 		t.Fatal(err)
 	}

@@ -42,6 +42,12 @@ type Config struct {
 	// User, for a system service, is the account the supervisor runs as;
 	// empty or "root" runs it as root.
 	User string
+	// Path is the PATH the service runs with: the installing shell's, so
+	// that `hermes` is found where the user found it (~/.local/bin is on
+	// no service manager's default PATH). Empty leaves the manager's.
+	Path string
+	// Demo runs the built-in demo gateway, on purpose.
+	Demo bool
 }
 
 // Validate reports the first setting a service cannot be built from.
@@ -208,5 +214,9 @@ func runArgs(c Config) []string {
 	if c.LockDir != "" {
 		args = append(args, "--lock-dir", c.LockDir)
 	}
-	return append(args, "run", "--stop-timeout", c.StopTimeout.String())
+	args = append(args, "run", "--stop-timeout", c.StopTimeout.String())
+	if c.Demo {
+		args = append(args, "--demo")
+	}
+	return args
 }

@@ -47,6 +47,9 @@ func (Systemd) Unit(c Config) []byte {
 	fmt.Fprintf(&b, "ExecStart=%s\n", systemdArgs(runArgs(c)))
 	b.WriteString("ExecReload=/bin/kill -HUP $MAINPID\n")
 	fmt.Fprintf(&b, "Environment=%s\n", systemdQuote("HERMES_HOME="+c.Home, false))
+	if c.Path != "" {
+		fmt.Fprintf(&b, "Environment=%s\n", systemdQuote("PATH="+c.Path, false))
+	}
 	if c.User != "" && c.User != "root" {
 		fmt.Fprintf(&b, "User=%s\n", c.User)
 	}
