@@ -39,6 +39,10 @@ func UnlockFile(f *os.File) error {
 	return nil
 }
 
+// IgnoredSignals returns the signals a supervisor must not die of: SIGPIPE,
+// which a write to a log pipe whose reader died would otherwise deliver.
+func IgnoredSignals() []os.Signal { return []os.Signal{unix.SIGPIPE} }
+
 // ShutdownSignals returns the signals that ask a supervisor to stop.
 func ShutdownSignals() []os.Signal { return []os.Signal{unix.SIGTERM, unix.SIGINT} }
 

@@ -40,6 +40,10 @@ func UnlockFile(f *os.File) error {
 	return nil
 }
 
+// IgnoredSignals returns nothing on Windows: a broken pipe is an error
+// there, never a signal.
+func IgnoredSignals() []os.Signal { return nil }
+
 // ShutdownSignals returns the signals that ask a supervisor to stop.
 func ShutdownSignals() []os.Signal { return []os.Signal{os.Interrupt} }
 

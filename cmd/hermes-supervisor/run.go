@@ -76,6 +76,11 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 	if f.asService && !service.SupportsRunAsService() {
 		return errors.New("--service is for the Windows service manager; systemd and launchd run `hermes-supervisor run` as it is")
 	}
+	// A log reader that dies (`run 2>&1 | logger`) must not take the
+	// supervisor with it: its log lines are then lost, the gateway is not.
+	if sigs := platform.IgnoredSignals(); len(sigs) > 0 {
+		signal.Ignore(sigs...)
+	}
 	layout, err := g.layout()
 	if err != nil {
 		return err

@@ -26,5 +26,6 @@ each package's ` + "`testdata/fuzz`" + `: ` + "`FuzzParseRecord`, `FuzzParseStat
 | A home that is a file, or may not be searched, was reported as an unreadable config file. | The implicit config file is skipped when the home itself is unusable, so the home is named. | ` + "`TestPowerLoss`" + ` (home is a file, home without permission) |
 | During a flood of clients ` + "`status`" + ` failed (broken pipe, or "too many clients"). | Clients read the busy answer even after a broken write and retry; ` + "`status`" + ` falls back to the state file. | ` + "`TestControlEndpoint`" + `, ` + "`FuzzControlRequest`" + ` |
 | A supervisor that lost the race for a home named the winner "another process" when the winner had not yet written its pid. | The loser waits up to a second for the pid. | ` + "`TestSupervisorsRace`" + ` |
+| A supervisor whose stderr was a pipe died of SIGPIPE when the reader went away (` + "`run 2>&1 \\| logger`" + ` losing its logger), leaving its gateway unsupervised. | ` + "`run`" + ` ignores SIGPIPE; lost log lines are the only cost. | ` + "`TestLogReaderGone`" + ` |
 | Earlier: a supervisor killed with SIGKILL left its gateway's helpers running after the next supervisor stopped that gateway. | Kill the orphan's process group once its leader is gone. | ` + "`supervisor_sigkill.txtar`" + ` |
 `
