@@ -234,7 +234,7 @@ func (s *Supervisor) begin(ctx context.Context) {
 	strays := s.strays(ctx)
 	for _, o := range strays {
 		if pg, err := platform.ProcessGroup(o.id.PID); reclaimed == 0 && err == nil && pg == o.id.PID {
-			s.reclaim(ctx, o, Child{PID: o.id.PID, StartTime: o.id.StartTime, Argv: o.id.Argv, StartedAt: s.clock.Now()}, 0)
+			s.reclaim(ctx, o.orphan, Child{PID: o.id.PID, StartTime: o.id.StartTime, Argv: o.id.Argv, StartedAt: s.clock.Now()}, o.supervisor)
 			reclaimed = o.id.PID
 		}
 	}
@@ -242,7 +242,8 @@ func (s *Supervisor) begin(ctx context.Context) {
 		if pg, err := platform.ProcessGroup(o.id.PID); o.id.PID == reclaimed || (err == nil && pg == reclaimed) {
 			continue
 		}
-		s.log.Warn("killing a process a previous supervisor of this home left running", zap.Int("pid", o.id.PID), zap.Strings("argv", o.id.Argv))
+		s.log.Warn("killing a process a previous supervisor of this home left running",
+			zap.Int("pid", o.id.PID), zap.Strings("argv", o.id.Argv), zap.Int("previous_supervisor_pid", o.supervisor))
 		if o.same() {
 			if err := platform.KillGroup(o.id.PID); err != nil {
 				s.log.Warn("could not kill it", zap.Int("pid", o.id.PID), zap.Error(err))
@@ -254,28 +255,38 @@ func (s *Supervisor) begin(ctx context.Context) {
 	}
 }
 
+// stray is a live process a dead supervisor of this home started.
+type stray struct {
+	*orphan
+	supervisor int // the dead supervisor's pid, for the log
+}
+
 // strays lists, oldest first, the live processes that a dead supervisor of
 // this home started, directly or through its gateway (see orphanOf). It
 // runs once, at start-up, and reads every process's environment, which
 // costs a few milliseconds.
-func (s *Supervisor) strays(ctx context.Context) []*orphan {
+func (s *Supervisor) strays(ctx context.Context) []stray {
 	pids, err := s.prober.Pids(ctx)
 	if err != nil {
 		s.log.Warn("cannot look for gateways of a killed supervisor", zap.Error(err))
 		return nil
 	}
-	var out []*orphan
+	var out []stray
 	for _, pid := range pids {
-		if pid == s.self.PID || !s.orphanOf(ctx, pid) {
+		if pid == s.self.PID {
+			continue
+		}
+		sup, ok := s.orphanOf(ctx, pid)
+		if !ok {
 			continue
 		}
 		id, err := s.prober.Inspect(ctx, pid)
 		if err != nil || id.StartTime == nil {
 			continue
 		}
-		out = append(out, &orphan{id: id, prober: s.prober, log: s.log, clock: s.clock, begun: s.clock.Now()})
+		out = append(out, stray{&orphan{id: id, prober: s.prober, log: s.log, clock: s.clock, begun: s.clock.Now()}, sup})
 	}
-	slices.SortFunc(out, func(a, b *orphan) int { return cmp.Compare(*a.id.StartTime, *b.id.StartTime) })
+	slices.SortFunc(out, func(a, b stray) int { return cmp.Compare(*a.id.StartTime, *b.id.StartTime) })
 	return out
 }
 
@@ -296,10 +307,10 @@ func (s *Supervisor) reclaim(ctx context.Context, o *orphan, c Child, prevSuperv
 // gateway, by a supervisor of this home that is now dead. The proof is the
 // process's own environment (EnvSupervisor and HERMES_HOME); a process
 // whose environment cannot be read is never counted, so never touched.
-func (s *Supervisor) orphanOf(ctx context.Context, pid int) bool {
+func (s *Supervisor) orphanOf(ctx context.Context, pid int) (supervisorPID int, ok bool) {
 	env, err := s.prober.Environ(ctx, pid)
 	if err != nil {
-		return false
+		return 0, false
 	}
 	var tag, home string
 	for _, kv := range env {
@@ -313,10 +324,13 @@ func (s *Supervisor) orphanOf(ctx context.Context, pid int) bool {
 	}
 	sup, ok := parseSupervisorTag(tag)
 	if !ok || home != s.cfg.Layout.Home || sup.PID == s.self.PID {
-		return false
+		return 0, false
 	}
 	// Its supervisor lives: the process is that one's business.
-	return s.prober.Judge(ctx, sup, func([]string) bool { return true }).Verdict.Stale()
+	if !s.prober.Judge(ctx, sup, func([]string) bool { return true }).Verdict.Stale() {
+		return 0, false
+	}
+	return sup.PID, true
 }
 
 // start sweeps stale files and starts the gateway, unless a live gateway

@@ -134,7 +134,7 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 	log.Info("supervising", zap.Strings("command", cfg.Command), zap.String("home", layout.Home),
 		zap.String("lock_dir", layout.LockDir), zap.String("control", cfg.ControlAddress))
 	if f.asService {
-		return service.RunAsService(service.Name, cfg.StopTimeout+15*time.Second, sup.Run)
+		return service.RunAsService(service.Name, cfg.StopTimeout, sup.Run)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), platform.ShutdownSignals()...)
 	defer stop()

@@ -28,14 +28,10 @@ func TestLogReaderGone(t *testing.T) {
 		t.Cleanup(func() { _ = cmd.Process.Kill(); <-p.done })
 		st := h.waitHealthy(t, p, 0)
 		r.Close() // the log reader is gone
-		// The kill and the restart are logged: two writes to a broken pipe.
+		// The kill and the restart are logged: writes to a broken pipe.
+		// A supervisor dying of them fails waitHealthy at once.
 		_ = syscall.Kill(st.Child.PID, syscall.SIGKILL)
 		h.waitHealthy(t, p, st.Child.PID)
-		select {
-		case <-p.done:
-			t.Fatalf("the supervisor died with its log reader: %v", p.err)
-		case <-time.After(100 * time.Millisecond):
-		}
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		if code := p.exited(t, 30*time.Second); code != 0 {
 			t.Fatalf("supervisor exited %d after SIGTERM", code)

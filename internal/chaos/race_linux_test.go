@@ -97,7 +97,11 @@ func TestForeignGateway(t *testing.T) {
 		h.waitChild(t, sup, "backoff because of the foreign gateway", func(st *supervisor.Status) bool {
 			return st.State == supervisor.Backoff && strings.Contains(st.Reason, "not started by this supervisor")
 		})
-		time.Sleep(300 * time.Millisecond) // several more tries at ≤ 50 ms
+		// Several more tries, each a sweep that keeps its pid file, and
+		// still it must not have been signalled.
+		waitFor(t, "three more tries", func() bool {
+			return strings.Count(sup.out.String(), `gateway.pid", "kind": "pid-file", "verdict": "alive", "action": "keep"`) >= 4
+		})
 		out, code := h.exec("status")
 		if code != 0 || !strings.Contains(out, "not started by this supervisor") || !strings.Contains(out, "pid") {
 			t.Fatalf("status while a foreign gateway holds the home (exit %d):\n%s", code, out)

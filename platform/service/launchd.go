@@ -4,7 +4,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -102,19 +101,13 @@ func xmlEscape(s string) string {
 
 // hermesAgents finds Hermes' own gateway agents next to where ours goes.
 func (l Launchd) hermesAgents(c Config) []string {
-	glob := l.Glob
-	if glob == nil {
-		glob = filepath.Glob
-	}
-	found, _ := glob(filepath.Join(launchdDir(c), "ai.hermes.gateway*.plist"))
-	slices.Sort(found)
-	return found
+	return globSorted(l.Glob, filepath.Join(launchdDir(c), "ai.hermes.gateway*.plist"))
 }
 
 // Install writes the plist and loads it with `launchctl bootstrap` (not the
 // legacy `load`), first unloading an older copy of ours.
 func (l Launchd) Install(c Config, migrate bool) (Plan, error) {
-	if err := c.Validate(); err != nil {
+	if err := c.Validate(true); err != nil {
 		return Plan{}, err
 	}
 	var p Plan
@@ -138,7 +131,7 @@ func (l Launchd) Install(c Config, migrate bool) (Plan, error) {
 
 // Uninstall unloads the agent and removes its plist; the logs stay.
 func (l Launchd) Uninstall(c Config) (Plan, error) {
-	if err := c.Validate(); err != nil {
+	if err := c.Validate(true); err != nil {
 		return Plan{}, err
 	}
 	var p Plan

@@ -245,4 +245,14 @@ func TestConfigValidate(t *testing.T) {
 			t.Errorf("%s: Uninstall accepted %+v", name, c)
 		}
 	}
+	// Only a per-user service needs the user's home.
+	c := ann(true)
+	c.UserHome = ""
+	if _, err := (Systemd{Glob: func(string) ([]string, error) { return nil, nil }}).Install(c, false); err != nil {
+		t.Errorf("a system service without a user home: %v", err)
+	}
+	c.System = false
+	if err := c.Validate(false); err != nil {
+		t.Errorf("a manager without per-user dirs needs no user home: %v", err)
+	}
 }

@@ -47,7 +47,7 @@ func TestSCMLifeCycle(t *testing.T) {
 		}
 	})
 
-	withService(func(s *mgr.Service) error {
+	err = withService(func(s *mgr.Service) error {
 		// QueryServiceConfig itself: mgr's Config also asks for options
 		// Wine does not keep.
 		var need uint32
@@ -70,6 +70,9 @@ func TestSCMLifeCycle(t *testing.T) {
 		}
 		return nil
 	})
+	if err != nil {
+		t.Fatalf("the installed service cannot be opened: %v", err)
+	}
 
 	waitState(t, c, "running")
 	stop, _ := SCM{}.Control(c, "stop")

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -51,7 +52,9 @@ type Config struct {
 }
 
 // Validate reports the first setting a service cannot be built from.
-func (c Config) Validate() error {
+// perUserDir says whether the manager keeps a user's service definition
+// in the user's home (systemd and launchd do; the Windows SCM does not).
+func (c Config) Validate(perUserDir bool) error {
 	switch {
 	case !filepath.IsAbs(c.Exe):
 		return fmt.Errorf("service: binary path %q is not absolute", c.Exe)
@@ -59,7 +62,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("service: Hermes home %q is not absolute: pass --home an absolute path", c.Home)
 	case c.LockDir != "" && !filepath.IsAbs(c.LockDir):
 		return fmt.Errorf("service: lock dir %q is not absolute: pass --lock-dir an absolute path", c.LockDir)
-	case c.UserHome == "" && !c.System:
+	case perUserDir && c.UserHome == "" && !c.System:
 		return errors.New("service: no home directory for the user service: set HOME")
 	case c.StopTimeout <= 0:
 		return errors.New("service: stop timeout must be positive")
@@ -206,6 +209,17 @@ func Join(argv []string) string {
 		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
 	return strings.Join(q, " ")
+}
+
+// globSorted lists the files matching pattern, in order, through glob
+// (filepath.Glob when nil): where Hermes' own service definitions are.
+func globSorted(glob func(string) ([]string, error), pattern string) []string {
+	if glob == nil {
+		glob = filepath.Glob
+	}
+	found, _ := glob(pattern)
+	slices.Sort(found)
+	return found
 }
 
 // runArgs is the supervisor's command line under a service manager.

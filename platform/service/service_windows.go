@@ -10,6 +10,8 @@ import (
 	"golang.org/x/sys/windows"
 	"golang.org/x/sys/windows/svc"
 	"golang.org/x/sys/windows/svc/mgr"
+
+	"github.com/hermes-agent/hermes-supervisor/platform"
 )
 
 // New returns the Windows service control manager.
@@ -45,13 +47,10 @@ func scmArgs(c Config, installer string) []string {
 // Install creates (or updates) the service, sets its recovery actions and
 // starts it.
 func (m SCM) Install(c Config, migrate bool) (Plan, error) {
-	if c.UserHome == "" {
-		c.UserHome = `C:\` // unused on Windows; Validate wants one
-	}
-	if err := c.Validate(); err != nil {
+	if err := c.Validate(false); err != nil {
 		return Plan{}, err
 	}
-	installer, err := currentSID()
+	installer, err := platform.CurrentUserSID()
 	if err != nil {
 		return Plan{}, err
 	}
@@ -197,21 +196,13 @@ func stopService(ctx context.Context, wait time.Duration) error {
 	})
 }
 
-func currentSID() (string, error) {
-	u, err := windows.GetCurrentProcessToken().GetTokenUser()
-	if err != nil {
-		return "", fmt.Errorf("current user: %w", err)
-	}
-	return u.User.Sid.String(), nil
-}
-
 // RunAsService runs run as the Windows service name, under the service
 // control manager: run's context ends when the SCM asks the service to stop
-// (or the machine shuts down), and stopWait is the hint for how long that
-// takes. This is an explicit path (run --service) rather than detection,
+// (or the machine shuts down); stopTimeout, the supervisor's own, plus the
+// same grace the other managers get, is the hint for how long that takes. This is an explicit path (run --service) rather than detection,
 // which fails under Wine, where services run outside session 0.
-func RunAsService(name string, stopWait time.Duration, run func(ctx context.Context) error) error {
-	h := &handler{run: run, stopWait: stopWait}
+func RunAsService(name string, stopTimeout time.Duration, run func(ctx context.Context) error) error {
+	h := &handler{run: run, stopWait: stopTimeout + stopGrace}
 	if err := svc.Run(name, h); err != nil {
 		return fmt.Errorf("run as service %s: %w", name, err)
 	}

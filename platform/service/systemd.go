@@ -3,7 +3,6 @@ package service
 import (
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -75,19 +74,13 @@ func (s Systemd) systemctl(c Config, args ...string) []string {
 
 // hermesUnits finds Hermes' own gateway units next to where ours goes.
 func (s Systemd) hermesUnits(c Config) []string {
-	glob := s.Glob
-	if glob == nil {
-		glob = filepath.Glob
-	}
-	found, _ := glob(filepath.Join(systemdUnitDir(c), "hermes-gateway*.service"))
-	slices.Sort(found)
-	return found
+	return globSorted(s.Glob, filepath.Join(systemdUnitDir(c), "hermes-gateway*.service"))
 }
 
 // Install writes the unit, disables Hermes' own units when asked, then
 // enables and starts ours without waiting for the gateway to be ready.
 func (s Systemd) Install(c Config, migrate bool) (Plan, error) {
-	if err := c.Validate(); err != nil {
+	if err := c.Validate(true); err != nil {
 		return Plan{}, err
 	}
 	var p Plan
@@ -112,7 +105,7 @@ func (s Systemd) Install(c Config, migrate bool) (Plan, error) {
 
 // Uninstall stops and disables the service and removes its unit.
 func (s Systemd) Uninstall(c Config) (Plan, error) {
-	if err := c.Validate(); err != nil {
+	if err := c.Validate(true); err != nil {
 		return Plan{}, err
 	}
 	var p Plan
