@@ -156,6 +156,10 @@ func TestSweepJudgesEveryOwner(t *testing.T) {
 	wrongStart := live
 	ws := *live.StartTime + 1000
 	wrongStart.StartTime = &ws
+	// other's pid and start time with a gateway's command line: a record
+	// that other did not write.
+	posing := other
+	posing.Argv = live.Argv
 
 	files := map[string]struct {
 		id     procstate.Identity
@@ -164,9 +168,11 @@ func TestSweepJudgesEveryOwner(t *testing.T) {
 	}{
 		l.PIDFile():                             {dead, ActionSwept, procstate.Dead},
 		l.ScopedLock("telegram-bot-token", "a"): {live, ActionKeep, procstate.Alive},
-		l.ScopedLock("discord-bot-token", "b"):  {other, ActionSwept, procstate.Reused},
-		l.ScopedLock("slack-app-token", "c"):    {wrongStart, ActionSwept, procstate.Reused},
-		l.ScopedLock("signal-phone", "d"):       {dead, ActionSwept, procstate.Dead},
+		l.ScopedLock("discord-bot-token", "b"):  {posing, ActionSwept, procstate.Reused},
+		// It wrote the record itself: kept, whatever its command line.
+		l.ScopedLock("matrix", "e"):          {other, ActionKeep, procstate.Alive},
+		l.ScopedLock("slack-app-token", "c"): {wrongStart, ActionSwept, procstate.Reused},
+		l.ScopedLock("signal-phone", "d"):    {dead, ActionSwept, procstate.Dead},
 	}
 	liveBytes := map[string][]byte{}
 	for p, f := range files {

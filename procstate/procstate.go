@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -158,10 +157,13 @@ func (p *Prober) Self(ctx context.Context) (Identity, error) {
 	return p.Inspect(ctx, os.Getpid())
 }
 
-// Judge decides whether the recorded identity rec is still alive. isGateway
-// classifies a command line as a gateway; a live pid whose readable command
-// line is not a gateway is Reused. The rules mirror Hermes'
-// _scoped_lock_record_is_stale so that both sides agree on every file.
+// Judge decides whether the recorded identity rec is still alive. When both
+// start times are known and the command lines can be compared, they decide:
+// equal start times with matching command lines (see ArgvMatches) are the
+// same process, whatever isGateway says, and with differing ones are not.
+// Otherwise isGateway classifies the command line, and a live pid whose
+// readable command line is not a gateway is Reused, as in Hermes'
+// _scoped_lock_record_is_stale.
 func (p *Prober) Judge(ctx context.Context, rec Identity, isGateway func([]string) bool) Observation {
 	obs := Observation{Live: Identity{PID: rec.PID}}
 	if rec.PID <= 0 {
@@ -203,14 +205,25 @@ func (p *Prober) Judge(ctx context.Context, rec Identity, isGateway func([]strin
 	argv, argvErr := cmdline(ctx, rec.PID)
 	obs.Live.Argv = argv
 	readable := argvErr == nil && len(argv) > 0
-	if rec.StartTime != nil && st.start != nil {
-		// Inside the window but not equal: only the command line can tell a
-		// drifted clock from a pid reused within the same tick.
-		if d != 0 && (!readable || !slices.Equal(argv, rec.Argv)) {
+	if rec.StartTime != nil && st.start != nil && readable && len(rec.Argv) > 0 {
+		// A start time is a 10 ms tick on Linux: a pid reused within the
+		// same tick has the same one. Only the command line tells the two
+		// apart, and when it matches, the process wrote the record itself,
+		// so its files are its own whatever its command line looks like.
+		if !ArgvMatches(rec.Argv, argv) {
 			obs.Verdict = Reused
-			obs.Reason = fmt.Sprintf("start time %d near recorded %d but command line differs", *st.start, *rec.StartTime)
+			obs.Reason = fmt.Sprintf("start time %d matches recorded %d but pid now runs %s", *st.start, *rec.StartTime, quoteArgv(argv))
 			return obs
 		}
+		obs.Verdict, obs.Reason = Alive, "same process (start time and command line match)"
+		return obs
+	}
+	if rec.StartTime != nil && st.start != nil && d != 0 {
+		// Inside the window but not equal, and no command line to compare:
+		// a drifted clock cannot be told from a reused pid.
+		obs.Verdict = Reused
+		obs.Reason = fmt.Sprintf("start time %d near recorded %d and no command line to compare", *st.start, *rec.StartTime)
+		return obs
 	}
 	if readable && isGateway != nil && !isGateway(argv) {
 		obs.Verdict = Reused

@@ -100,7 +100,12 @@ func TestJudge(t *testing.T) {
 		{"negative pid", Identity{PID: -1}, Dead},
 		{"other start time", shift(live, 1000), Reused},
 		{"start time a tick off, same argv", shift(live, p.tolerance+1), Reused},
-		{"live non-gateway", otherID, Reused},
+		// The process wrote the record itself: its files are its own,
+		// whatever its command line looks like.
+		{"non-gateway that wrote the record", otherID, Alive},
+		// Same tick, other program: the pid was reused within 10 ms.
+		{"same start time, other command line", Identity{PID: live.PID, StartTime: live.StartTime, Argv: []string{"/bin/sleep", "30"}}, Reused},
+		{"same start time, gateway-shaped record of another program", Identity{PID: otherID.PID, StartTime: otherID.StartTime, Argv: []string{"hermes", "gateway", "run"}}, Reused},
 		{"non-gateway, start unknown", Identity{PID: otherID.PID, Argv: []string{"hermes", "gateway", "run"}}, Reused},
 	}
 	for _, tt := range tests {
@@ -184,6 +189,31 @@ func BenchmarkInspect(b *testing.B) {
 	for b.Loop() {
 		if _, err := p.Inspect(ctx, pid); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+func TestArgvMatches(t *testing.T) {
+	tests := []struct {
+		name      string
+		rec, live []string
+		want      bool
+	}{
+		{"equal", []string{"/bin/gw", "run"}, []string{"/bin/gw", "run"}, true},
+		{"console script under its interpreter", []string{"/usr/bin/hermes", "gateway", "run"}, []string{"/usr/bin/python3", "/usr/bin/hermes", "gateway", "run"}, true},
+		{"interpreter options", []string{"/usr/bin/hermes", "gateway"}, []string{"python3", "-u", "/usr/bin/hermes", "gateway"}, true},
+		{"relative argv[0]", []string{"hermes", "gateway", "run"}, []string{"/usr/bin/python3", "/home/a/.local/bin/hermes", "gateway", "run"}, true},
+		{"python -m", []string{"/src/hermes_cli/main.py", "gateway", "run"}, []string{"python3", "-m", "hermes_cli.main", "gateway", "run"}, true},
+		{"windows launcher", []string{`C:\venv\Scripts\hermes.exe`, "gateway", "run"}, []string{`C:\Python\python.exe`, `C:\venv\Scripts\hermes.exe`, "gateway", "run"}, true},
+		{"other program, same arguments", []string{"/usr/bin/hermes", "gateway", "run"}, []string{"/bin/sleep", "gateway", "run"}, false},
+		{"other arguments", []string{"/usr/bin/hermes", "gateway", "run"}, []string{"/usr/bin/hermes", "gateway", "stop"}, false},
+		{"shorter live", []string{"/usr/bin/hermes", "gateway", "run"}, []string{"run"}, false},
+		{"empty record", nil, []string{"/bin/sleep"}, false},
+		{"sleep", []string{"/tmp/x.test", "demo-gateway"}, []string{"sleep", "30"}, false},
+	}
+	for _, tt := range tests {
+		if got := ArgvMatches(tt.rec, tt.live); got != tt.want {
+			t.Errorf("%s: ArgvMatches(%q, %q) = %v, want %v", tt.name, tt.rec, tt.live, got, tt.want)
 		}
 	}
 }
