@@ -70,7 +70,9 @@ unit:
 # Wine: the platform code, file judging, the supervisor with real child
 # processes and job objects, the CLI scripts, and the service control
 # manager life cycle (install, start, status over the named pipe, stop,
-# uninstall) of the real binary. internal/wine says what the prefix needs.
+# uninstall) of the real binary. internal/wine says what the prefix needs;
+# internal/wine/gotest reruns a package once only for a proven wineserver
+# failure, never around an assertion.
 WINEPREFIX ?= $(CURDIR)/.wine
 WINE_PKGS  := ./platform/... ./lockstore ./procstate ./supervisor ./demogateway ./cmd/...
 wine-test:
@@ -79,7 +81,7 @@ wine-test:
 	internal/wine/setup $(WINEPREFIX)
 	GOOS=windows CGO_ENABLED=0 $(GO) build -o $(WINEPREFIX)/drive_c/hermes-supervisor.exe ./cmd/hermes-supervisor
 	@export WINEPREFIX=$(WINEPREFIX) WINEDEBUG=-all HERMES_SUPERVISOR_EXE='C:\hermes-supervisor.exe' PATH="$(CURDIR)/internal/wine:$$PATH"; \
-	  GOOS=windows CGO_ENABLED=0 $(GO) test -count=1 -timeout 10m $(WINE_PKGS); rc=$$?; wineserver -k; exit $$rc
+	  GOOS=windows CGO_ENABLED=0 GO=$(GO) internal/wine/gotest -count=1 -timeout 10m -- $(WINE_PKGS); rc=$$?; wineserver -k; exit $$rc
 
 fuzz-smoke:
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \

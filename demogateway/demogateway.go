@@ -77,7 +77,11 @@ func Main(args []string, getenv func(string) string, stderr io.Writer) int {
 		return 2
 	}
 	if o.sleepForever {
-		select {}
+		// A bare select{} is a deadlock to the runtime once no other
+		// goroutine exists, as in the shipped binary: it would die at once.
+		for {
+			time.Sleep(time.Hour)
+		}
 	}
 	g, err := newGateway(o, getenv, stderr)
 	if err != nil {

@@ -27,7 +27,10 @@ import (
 // every "unrelated process" is a real process with a real start time.
 func TestMain(m *testing.M) {
 	switch os.Getenv("LOCKSTORE_HELPER") {
-	case "block": // until stdin closes
+	case "block": // say it runs, block until stdin closes
+		// Until the new program runs, its command line reads empty: the
+		// parent waits for this line before it reads the identity.
+		os.Stdout.WriteString("running\n")
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
 	case "lock": // hold gateway.lock, say so, block until stdin closes
@@ -69,11 +72,10 @@ func startProc(t testing.TB, mode string, gateway bool, env ...string) procstate
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
-	if mode == "lock" {
-		line := make([]byte, 7)
-		if _, err := io.ReadFull(stdout, line); err != nil || string(line) != "locked\n" {
-			t.Fatalf("lock holder: %q %v", line, err)
-		}
+	want := map[string]string{"lock": "locked\n", "block": "running\n"}[mode]
+	line := make([]byte, len(want))
+	if _, err := io.ReadFull(stdout, line); err != nil || string(line) != want {
+		t.Fatalf("helper %s: %q %v", mode, line, err)
 	}
 	id, err := prober.Inspect(context.Background(), cmd.Process.Pid)
 	if err != nil {

@@ -51,7 +51,10 @@ func TestMain(m *testing.M) {
 		<-sigs
 		os.Exit(7) // SIGTERM received
 	case "sleep":
-		select {}
+		// Not select{}: without cgo the runtime would call it a deadlock.
+		for {
+			time.Sleep(time.Hour)
+		}
 	}
 	// Orphaned grandchildren are reparented to us, so the test can see them
 	// die instead of guessing.
@@ -280,23 +283,51 @@ func TestKillGroupTakesALostTree(t *testing.T) {
 }
 
 func TestKillLeftoversAfterTheLeaderExited(t *testing.T) {
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "PLATFORM_HELPER=parent", "PLATFORM_EXIT=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	// exitedLeader starts a group leader that starts a grandchild and exits;
+	// it returns once the leader has exited, unreaped, so that its zombie
+	// still holds the pid and the group id.
+	exitedLeader := func() (*exec.Cmd, int) {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), "PLATFORM_HELPER=parent", "PLATFORM_EXIT=1")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		gc, err := strconv.Atoi(strings.TrimSpace(line))
+		if err != nil {
+			t.Fatalf("grandchild pid %q: %v", line, err)
+		}
+		(&Tree{cmd: cmd}).waitExited()
+		return cmd, gc
 	}
-	line, _ := bufio.NewReader(out).ReadString('\n')
-	gc, _ := strconv.Atoi(strings.TrimSpace(line))
-	// While the leader's pid is taken (here by its zombie) nothing is sent.
-	time.Sleep(50 * time.Millisecond)
+
+	// While the leader's zombie holds its pid, nothing is sent. The
+	// grandchild is ours to reap (we are its subreaper), so how it ended
+	// shows whether KillLeftovers signalled it: SIGKILL, or our SIGTERM.
+	cmd, gc := exitedLeader()
 	if err := KillLeftovers(cmd.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
-	if err := unix.Kill(gc, 0); err != nil {
-		t.Fatalf("grandchild signalled while the leader's pid was in use: %v", err)
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
 	}
+	if err := unix.Kill(gc, unix.SIGTERM); err != nil {
+		t.Fatalf("grandchild %d gone before we signalled it: %v", gc, err)
+	}
+	var ws unix.WaitStatus
+	if _, err := unix.Wait4(gc, &ws, 0, nil); errors.Is(err, unix.ECHILD) {
+		t.Skip("no subreaper on this OS: how the grandchild ended cannot be seen")
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if ws.Signaled() && ws.Signal() == unix.SIGKILL {
+		t.Fatal("grandchild SIGKILLed while the leader's pid was in use")
+	}
+
+	// Once the leader is reaped and its pid free, the group is killed.
+	cmd, gc = exitedLeader()
 	if err := cmd.Wait(); err != nil {
 		t.Fatal(err)
 	}

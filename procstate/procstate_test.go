@@ -13,6 +13,9 @@ import (
 
 func TestMain(m *testing.M) {
 	if os.Getenv("PROCSTATE_HELPER") == "block" {
+		// Until the new program runs, its command line reads empty: the
+		// parent waits for this line before it reads the identity.
+		os.Stdout.WriteString("running\n")
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
 	}
@@ -35,10 +38,18 @@ func start(t *testing.T, gateway bool) (*exec.Cmd, io.WriteCloser) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { in.Close(); _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line := make([]byte, len("running\n"))
+	if _, err := io.ReadFull(out, line); err != nil || string(line) != "running\n" {
+		t.Fatalf("helper: %q %v", line, err)
+	}
 	return cmd, in
 }
 

@@ -31,6 +31,9 @@ type Config struct {
 	// Notify is told when the gateway is ready and when the supervisor is
 	// stopping (sd_notify under systemd); nil means nobody listens.
 	Notify func(state string)
+	// RequestTimeout is how long a control client may take over its request
+	// before the endpoint drops it; it bounds what idle clients can hold.
+	RequestTimeout time.Duration
 	// ControlUsers are Windows SIDs that may use the control endpoint
 	// besides SYSTEM and the user the supervisor runs as (a service runs as
 	// SYSTEM for the user who installed it). Unix sockets ignore it.
@@ -64,6 +67,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ReadyTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("ready timeout must be positive, got %s", c.ReadyTimeout))
+	}
+	if c.ControlAddress != "" && c.RequestTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("control request timeout must be positive, got %s", c.RequestTimeout))
 	}
 	if err := c.Policy.Validate(); err != nil {
 		errs = append(errs, err)

@@ -36,10 +36,13 @@ type Response struct {
 // Limits of the endpoint: it must survive garbage, oversized requests and
 // floods of clients without growing.
 const (
-	maxRequest     = 4 << 10
-	maxClients     = 16
-	requestTimeout = 5 * time.Second
+	maxRequest = 4 << 10
+	maxClients = 16
 )
+
+// DefaultRequestTimeout is how long a control client may take to send its
+// request and read the answer before the endpoint drops it.
+const DefaultRequestTimeout = 5 * time.Second
 
 // busyMessage is the answer to a client past maxClients; Call retries on it.
 const busyMessage = "too many clients; try again"
@@ -55,18 +58,20 @@ type controlServer struct {
 	log    *zap.Logger
 	handle handler
 	slots  chan struct{}
-	wg     sync.WaitGroup
-	ctx    context.Context
-	cancel context.CancelFunc
+	// timeout bounds a client's request and the write of its answer.
+	timeout time.Duration
+	wg      sync.WaitGroup
+	ctx     context.Context
+	cancel  context.CancelFunc
 }
 
-func listenControl(addr string, users []string, log *zap.Logger, h handler) (*controlServer, error) {
+func listenControl(addr string, users []string, timeout time.Duration, log *zap.Logger, h handler) (*controlServer, error) {
 	ln, err := platform.ListenControl(addr, users...)
 	if err != nil {
 		return nil, fmt.Errorf("control endpoint %s: %w", addr, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &controlServer{ln: ln, log: log, handle: h, slots: make(chan struct{}, maxClients), ctx: ctx, cancel: cancel}
+	s := &controlServer{ln: ln, log: log, handle: h, slots: make(chan struct{}, maxClients), timeout: timeout, ctx: ctx, cancel: cancel}
 	s.wg.Add(1)
 	go s.serve()
 	return s, nil
@@ -101,7 +106,7 @@ func (s *controlServer) serve() {
 
 func (s *controlServer) serveConn(conn net.Conn) {
 	defer conn.Close()
-	_ = conn.SetReadDeadline(time.Now().Add(requestTimeout))
+	_ = conn.SetReadDeadline(time.Now().Add(s.timeout))
 	line, err := bufio.NewReaderSize(io.LimitReader(conn, maxRequest+1), maxRequest+1).ReadSlice('\n')
 	if err != nil && !(errors.Is(err, io.EOF) && len(line) > 0) {
 		if errors.Is(err, bufio.ErrBufferFull) || len(line) > maxRequest {
@@ -121,7 +126,7 @@ func (s *controlServer) serveConn(conn net.Conn) {
 }
 
 func (s *controlServer) reply(conn net.Conn, r Response) {
-	_ = conn.SetWriteDeadline(time.Now().Add(requestTimeout))
+	_ = conn.SetWriteDeadline(time.Now().Add(s.timeout))
 	b, _ := json.Marshal(r)
 	_, _ = conn.Write(append(b, '\n'))
 }

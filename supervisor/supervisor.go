@@ -99,7 +99,7 @@ func (command) isEvent() {}
 // lock for as long as Run runs.
 func (s *Supervisor) Run(ctx context.Context) error {
 	if s.cfg.ControlAddress != "" {
-		srv, err := listenControl(s.cfg.ControlAddress, s.cfg.ControlUsers, s.log, s.Do)
+		srv, err := listenControl(s.cfg.ControlAddress, s.cfg.ControlUsers, s.cfg.RequestTimeout, s.log, s.Do)
 		if err != nil {
 			return err
 		}
@@ -358,6 +358,11 @@ func (s *Supervisor) start(ctx context.Context) {
 	if err != nil {
 		// It exited already; its exit event follows.
 		id = procstate.Identity{PID: st.tree.Pid(), Argv: s.cfg.Command}
+	}
+	if len(id.Argv) == 0 {
+		// Read between the kernel's point of no return in execve and the
+		// new command line's set-up: what we asked for is what runs.
+		id.Argv = slices.Clone(s.cfg.Command)
 	}
 	s.child = &Child{PID: id.PID, StartTime: id.StartTime, Argv: id.Argv, StartedAt: st.begun}
 	s.run = st

@@ -68,6 +68,7 @@ func TestScripts(t *testing.T) {
 			"age":        cmdAge,
 			"waitfile":   cmdWaitFile,
 			"notify":     cmdNotify,
+			"nobody":     cmdNobody,
 		},
 	})
 }

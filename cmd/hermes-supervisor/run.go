@@ -33,6 +33,7 @@ type runFlags struct {
 	asService    bool
 	controlUsers []string
 	readyTimeout time.Duration
+	ctlTimeout   time.Duration
 	policy       supervisor.Policy
 }
 
@@ -62,6 +63,7 @@ else the built-in demo gateway.`,
 	fl.StringSliceVar(&f.controlUsers, "control-user", nil, "Windows: a SID that may also use the control pipe (the user who installed the service)")
 	fl.DurationVar(&f.stopTimeout, "stop-timeout", supervisor.DefaultStopTimeout, "how long a stop waits before killing the gateway's process tree")
 	fl.DurationVar(&f.readyTimeout, "ready-timeout", supervisor.DefaultReadyTimeout, "how long a gateway may run without writing gateway.pid before it counts as running")
+	fl.DurationVar(&f.ctlTimeout, "control-timeout", supervisor.DefaultRequestTimeout, "how long a client of the control endpoint may take to send its request before it is dropped")
 	fl.DurationVar(&f.policy.InitialBackoff, "initial-backoff", f.policy.InitialBackoff, "delay before the second restart of a failure streak (the first is immediate)")
 	fl.DurationVar(&f.policy.MaxBackoff, "max-backoff", f.policy.MaxBackoff, "longest delay between restarts")
 	fl.DurationVar(&f.policy.ResetAfter, "reset-after", f.policy.ResetAfter, "uptime after which a run counts as healthy and the backoff resets")
@@ -112,7 +114,7 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 			}
 		}
 	}
-	cfg.Policy, cfg.StopTimeout, cfg.ReadyTimeout = f.policy, f.stopTimeout, f.readyTimeout
+	cfg.Policy, cfg.StopTimeout, cfg.ReadyTimeout, cfg.RequestTimeout = f.policy, f.stopTimeout, f.readyTimeout, f.ctlTimeout
 	cfg.Notify, cfg.OnTransition = serviceNotifier(log)
 	if cfg.Command, err = gatewayCommand(cmd, g, f, args); err != nil {
 		return err

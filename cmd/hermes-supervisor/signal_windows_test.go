@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/rogpeppe/go-internal/testscript"
 	"golang.org/x/sys/windows"
 )
 
@@ -22,3 +23,8 @@ func sendSignal(pid int, name string) error {
 
 // underWine is set when the tests run under Wine.
 var underWine = windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil
+
+// nobody has no Windows form: the scripts that use it run on Linux.
+func cmdNobody(ts *testscript.TestScript, _ bool, _ []string) {
+	ts.Fatalf("nobody: not on Windows")
+}

@@ -34,7 +34,9 @@ func TestControlEndpoint(t *testing.T) {
 				}
 			}
 		}
-		sup := h.start(t, "run", "--demo")
+		// Idle clients are dropped after the control timeout: a short one
+		// keeps the flood round to a second instead of the default 5 s.
+		sup := h.start(t, "run", "--demo", "--control-timeout", "1s")
 		h.waitHealthy(t, sup, 0)
 		addr := platform.ControlAddress(h.Home)
 		healthy := func(what string) {

@@ -71,7 +71,7 @@ func TestPIDReuse(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := pidns.StartAt(cmd, pid); err != nil {
+		if err := pidns.StartBystander(cmd, pid); err != nil {
 			t.Fatal(err)
 		}
 		id, err := procstate.NewProber(procstate.Options{StartTolerance: -1}).Inspect(context.Background(), pid)

@@ -46,7 +46,7 @@ func startBystander(t *testing.T, pid int, extra ...string) *bystanderProc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := pidns.StartAt(cmd, pid); err != nil {
+	if err := pidns.StartBystander(cmd, pid); err != nil {
 		t.Fatalf("start bystander at pid %d: %v", pid, err)
 	}
 	id, err := procstate.NewProber(procstate.Options{StartTolerance: -1}).Inspect(context.Background(), pid)
