@@ -303,8 +303,8 @@ func (h *home) waitHealthy(t *testing.T, sup *proc, not int) *supervisor.Status 
 
 // procInfo is one process seen in /proc.
 type procInfo struct {
-	pid  int
-	argv []string
+	pid, ppid int
+	argv      []string
 }
 
 // processesOf lists the live (not zombie) processes whose environment names
@@ -329,21 +329,32 @@ func processesOf(home string, subcommands ...string) []procInfo {
 		if err != nil || !slices.Contains(strings.Split(string(environ), "\x00"), "HERMES_HOME="+home) {
 			continue
 		}
-		if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
-			if i := bytes.LastIndexByte(stat, ')'); i > 0 && len(stat) > i+2 && stat[i+2] == 'Z' {
-				continue
-			}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		i := bytes.LastIndexByte(stat, ')')
+		if err != nil || i < 0 {
+			continue
 		}
-		out = append(out, procInfo{pid, argv})
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) < 2 || f[0] == "Z" {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		out = append(out, procInfo{pid, ppid, argv})
 	}
 	return out
 }
 
 // gateways splits the demo gateways of home into gateways and the
-// grandchildren they spawned.
+// grandchildren they spawned. A gateway never starts a gateway: a child of
+// one is its helper, even between fork and exec, while it still shows the
+// gateway's command line and environment.
 func gateways(home string) (gws, helpers []procInfo) {
-	for _, p := range processesOf(home, demogateway.Command) {
-		if slices.Contains(p.argv, "-sleep") {
+	ps := processesOf(home, demogateway.Command)
+	isGateway := func(pid int) bool {
+		return slices.ContainsFunc(ps, func(p procInfo) bool { return p.pid == pid && !slices.Contains(p.argv, "-sleep") })
+	}
+	for _, p := range ps {
+		if slices.Contains(p.argv, "-sleep") || isGateway(p.ppid) {
 			helpers = append(helpers, p)
 		} else {
 			gws = append(gws, p)
