@@ -265,7 +265,7 @@ func TestCorruptFiles(t *testing.T) {
 		{"empty, old", "", time.Hour, ActionQuarantined},
 		{"truncated, old", `{"pid": 42, "kin`, time.Hour, ActionQuarantined},
 		{"binary garbage, old", "\x00\xff\x13\x37", time.Hour, ActionQuarantined},
-		{"wrong type, old", `{"pid": "42"}`, time.Hour, ActionQuarantined},
+		{"wrong type, old", `{"pid": [42]}`, time.Hour, ActionQuarantined},
 		{"huge, old", strings.Repeat("x", 2*MaxRecordSize), time.Hour, ActionQuarantined},
 		{"empty, just written", "", 0, ActionKeep},
 		{"truncated, just written", `{"pid": 4`, 0, ActionKeep},
