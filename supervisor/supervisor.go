@@ -69,7 +69,7 @@ func New(cfg Config, log *zap.Logger, clock Clock, prober *procstate.Prober) (*S
 		log:    log,
 		clock:  clock,
 		prober: prober,
-		store:  lockstore.New(cfg.Layout, prober, log, clock.Now),
+		store:  lockstore.New(cfg.Layout, prober, log, clock.Now).WithGatewayCommand(cfg.Command),
 		self:   self,
 		events: make(chan event, 16),
 		rnd:    rand.Float64,
