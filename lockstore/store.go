@@ -525,8 +525,10 @@ func (s *Store) judgeMarker(path string) (judged, bool) {
 	case markerStale(writtenAt, s.now()):
 		e.Verdict, e.Action, e.Reason = procstate.Dead, ActionSweep, "expired or undated (written "+strconv.Quote(writtenAt)+")"
 	default:
-		e.Verdict, e.Action = procstate.Alive, ActionKeep
-		e.Reason = "fresh (written " + writtenAt + "): honoured until its target consumes it or it expires, whoever it names"
+		// Its target is not looked at: Hermes keeps a fresh marker
+		// whoever it names, and only the target itself consumes it.
+		e.Verdict, e.Action = procstate.Unknown, ActionKeep
+		e.Reason = "fresh (written " + writtenAt + "): honoured until its target consumes it or it expires"
 	}
 	return e, true
 }

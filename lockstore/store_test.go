@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/hermes-agent/hermes-supervisor/internal/conformance"
 	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
 	"github.com/hermes-agent/hermes-supervisor/platform"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
@@ -26,6 +27,7 @@ import (
 // Children are this test binary in a helper mode, so every "gateway" and
 // every "unrelated process" is a real process with a real start time.
 func TestMain(m *testing.M) {
+	conformance.RunHelper()
 	switch os.Getenv("LOCKSTORE_HELPER") {
 	case "block": // until stdin closes
 		_, _ = io.Copy(io.Discard, os.Stdin)
