@@ -90,3 +90,28 @@ func TestConformanceTable(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRunning: the gateway the supervisor waits for, rather than starting
+// its own, is the one Hermes' get_running_pid would find.
+func TestRunning(t *testing.T) {
+	want := map[string]bool{"P01": true, "P11": true, "P11f": false, "P20": false, "O03": true, "O19": true, "O24": true, "P17": false}
+	bin := conformance.NewBin(t)
+	for _, row := range conformance.Rows() {
+		running, ok := want[row.ID]
+		if !ok {
+			continue
+		}
+		t.Run(row.ID, func(t *testing.T) {
+			if ok, why := row.Runs(); !ok {
+				t.Skip(why)
+			}
+			e := conformance.NewEnv(t, bin)
+			row.Build(e)
+			s := New(Layout{Home: e.Home, LockDir: e.LockDir}, prober, zaptest.NewLogger(t), time.Now)
+			got, ok := s.Running(context.Background())
+			if ok != running {
+				t.Fatalf("%s (%s): running=%v (%+v), want %v", row.ID, row.Layout, ok, got, running)
+			}
+		})
+	}
+}

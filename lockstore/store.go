@@ -551,3 +551,19 @@ func (s *Store) RuntimeLockHeld() (bool, error) {
 	}
 	return false, platform.UnlockFile(f)
 }
+
+// Running reports the gateway that runs in the home, as Hermes'
+// get_running_pid decides it (with our stricter rule for homes without
+// gateway.lock): the gateway.pid entry when it stands for a live gateway,
+// or gateway.lock's when only the lock is held. It changes nothing.
+func (s *Store) Running(ctx context.Context) (Entry, bool) {
+	j := s.newJudge(ctx)
+	lock, lockFound := s.judgeRuntimeLock(j)
+	if e, ok := s.judgePIDFile(j); ok && e.Action == ActionKeep && e.Verdict == procstate.Alive {
+		return e.Entry, true
+	}
+	if lockFound && j.lock == lockHeld {
+		return lock.Entry, true
+	}
+	return Entry{}, false
+}
