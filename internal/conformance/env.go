@@ -375,11 +375,19 @@ func (e *Env) Age(path string, d time.Duration) {
 	}
 }
 
-// PIDFile, RuntimeLock, StateFile, Marker and Scoped name the layout's files.
-func (e *Env) PIDFile() string     { return filepath.Join(e.Home, "gateway.pid") }
+// PIDFile is the layout's gateway.pid.
+func (e *Env) PIDFile() string { return filepath.Join(e.Home, "gateway.pid") }
+
+// RuntimeLock is the layout's gateway.lock.
 func (e *Env) RuntimeLock() string { return filepath.Join(e.Home, "gateway.lock") }
-func (e *Env) StateFile() string   { return filepath.Join(e.Home, "gateway_state.json") }
-func (e *Env) Marker() string      { return filepath.Join(e.Home, ".gateway-planned-stop.json") }
+
+// StateFile is the layout's gateway_state.json.
+func (e *Env) StateFile() string { return filepath.Join(e.Home, "gateway_state.json") }
+
+// Marker is the layout's planned-stop marker.
+func (e *Env) Marker() string { return filepath.Join(e.Home, ".gateway-planned-stop.json") }
+
+// Scoped is the layout's one scoped lock, a Telegram token's.
 func (e *Env) Scoped() string {
 	return filepath.Join(e.LockDir, "telegram-bot-token-0123456789abcdef.lock")
 }
