@@ -360,6 +360,11 @@ func Rows() []Row {
 				e.HoldLock(e.RuntimeLock())
 				return e.record(e.PIDFile(), g, e.Other, nil)
 			}},
+		{ID: "O25", File: "pid-file", Layout: "stopped (SIGSTOP) real gateway still holding gateway.lock", Hermes: "live", Verdict: "alive", Action: "keep", Needs: "signals",
+			Build: func(e *Env) string {
+				e.Stop(e.Gateway(e.Home, "", "json", "gateway", "run"))
+				return e.PIDFile()
+			}},
 	}
 }
 
