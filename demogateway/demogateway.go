@@ -2,9 +2,16 @@
 // pid, lock and state files exactly as the real one does, so the supervisor
 // can be run, demonstrated and tested where Hermes is not installed.
 //
-// It is deliberately as naive as the gateways that cause flap loops: it
-// claims gateway.pid with O_EXCL and refuses to start when the file exists,
-// and it trusts a scoped lock's pid if that pid merely exists.
+// It starts as Hermes' own gateway/status.py does: it judges gateway.pid
+// and its scoped lock by the rules lockstore holds (gateway.lock decides
+// whether a gateway runs; a stale file is removed), then takes
+// gateway.lock, then gateway.pid with O_EXCL, then the scoped lock. With
+// -naive it is instead as naive as the gateways that cause flap loops: it
+// refuses to start while gateway.pid exists, and trusts a scoped lock's
+// pid if that pid merely exists.
+//
+// Like `hermes`, it accepts `[-p PROFILE] gateway [run|restart]` before its
+// flags, so a copy named hermes runs as `hermes gateway`.
 package demogateway
 
 import (
@@ -19,9 +26,11 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"time"
 
 	"github.com/shirou/gopsutil/v4/process"
+	"go.uber.org/zap"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/platform"
@@ -53,6 +62,24 @@ type options struct {
 	grandchild     bool
 	grandchildFile string
 	sleepForever   bool
+	naive          bool
+}
+
+// hermesWords drops what `hermes [-p X] gateway [run|restart]` puts before
+// the flags.
+func hermesWords(args []string) []string {
+	for len(args) > 0 {
+		switch a := args[0]; {
+		case a == "-p" || a == "--profile":
+			args = args[min(2, len(args)):]
+		case strings.HasPrefix(a, "-p=") || strings.HasPrefix(a, "--profile="),
+			a == "gateway", a == "run", a == "restart":
+			args = args[1:]
+		default:
+			return args
+		}
+	}
+	return args
 }
 
 // Main runs the demo gateway with args (after the subcommand name) and
@@ -73,7 +100,8 @@ func Main(args []string, getenv func(string) string, stderr io.Writer) int {
 	fs.BoolVar(&o.grandchild, "spawn-grandchild", false, "start a child process of its own, as tools do")
 	fs.StringVar(&o.grandchildFile, "grandchild-pid-file", "", "write the grandchild's pid here")
 	fs.BoolVar(&o.sleepForever, "sleep", false, "only block until killed (used for the grandchild)")
-	if err := fs.Parse(args); err != nil {
+	fs.BoolVar(&o.naive, "naive", false, "judge files as naive gateways do (refuse while gateway.pid exists), to show a flap loop")
+	if err := fs.Parse(hermesWords(args)); err != nil {
 		return 2
 	}
 	if o.sleepForever {
@@ -201,6 +229,17 @@ func isRestart(sig os.Signal) bool {
 // claim takes the runtime lock, the pid file and the scoped lock, and
 // reports the exit code to use when one of them is taken.
 func (g *gateway) claim() (int, bool) {
+	if !g.o.naive {
+		// get_running_pid: a live gateway of this home refuses the start;
+		// a stale pid file goes.
+		if e, ok := g.judge(g.layout.PIDFile()); ok {
+			if e.Action == lockstore.ActionKeep {
+				g.say("gateway already running (PID %d)", e.Record.PID)
+				return exitRefused, false
+			}
+			_ = os.Remove(g.layout.PIDFile())
+		}
+	}
 	rec := lockstore.NewRecord(g.self, g.o.home)
 	body, _ := json.Marshal(rec)
 	f, err := os.OpenFile(g.layout.RuntimeLock(), os.O_RDWR|os.O_CREATE, 0o644)
@@ -274,9 +313,15 @@ func (g *gateway) claimScoped() (int, bool) {
 			_ = os.Remove(path)
 			continue
 		}
-		// The footgun the supervisor exists for: a bare existence check
-		// trusts whatever process now has the pid.
-		if alive, _ := process.PidExists(int32(owner.PID)); alive {
+		inUse := false
+		if g.o.naive {
+			// The footgun the supervisor exists for: a bare existence
+			// check trusts whatever process now has the pid.
+			inUse, _ = process.PidExists(int32(owner.PID))
+		} else if e, ok := g.judge(path); ok {
+			inUse = e.Action == lockstore.ActionKeep
+		}
+		if inUse {
 			g.say("bot token already in use (PID %d)", owner.PID)
 			return exitRefused, false
 		}
@@ -353,4 +398,17 @@ func (g *gateway) writeState(state string, reason *string) {
 	if err != nil {
 		g.say("write gateway_state.json: %v", err)
 	}
+}
+
+// judge applies lockstore's rules, Hermes' own plus our stricter ones, to
+// one file of the home or lock dir; ok is false when it is not there.
+func (g *gateway) judge(path string) (lockstore.Entry, bool) {
+	s := lockstore.New(g.layout, procstate.NewProber(procstate.Options{StartTolerance: -1}), zap.NewNop(), time.Now)
+	es, _ := s.Scan(context.Background())
+	for _, e := range es {
+		if e.Path == path {
+			return e, true
+		}
+	}
+	return lockstore.Entry{}, false
 }

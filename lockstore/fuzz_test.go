@@ -18,6 +18,14 @@ func FuzzParseRecord(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// Hermes' reading of the same bytes, and its classifier on them,
+		// must never panic, and a pid they accept is a real one.
+		for _, bare := range []bool{true, false} {
+			if h, err := parseHermesRecord(data, bare); err == nil && h.pidOK && h.PID <= 0 {
+				t.Fatalf("Hermes reading accepted pid %d from %q", h.PID, data)
+			}
+		}
+		GatewaySubcommand(string(data))
 		r, err := ParseRecord(data)
 		if err != nil {
 			return

@@ -104,40 +104,6 @@ func TestReadRecordErrors(t *testing.T) {
 	}
 }
 
-func TestIsGatewayArgv(t *testing.T) {
-	tests := []struct {
-		argv []string
-		want bool
-	}{
-		{[]string{"/usr/local/bin/hermes", "gateway", "run"}, true},
-		{[]string{"hermes", "gateway", "run", "--external-supervisor"}, true},
-		{[]string{"hermes", "-p", "work", "gateway", "run"}, true},
-		{[]string{"hermes", "--profile", "work", "gateway", "run", "-v"}, true},
-		{[]string{"hermes", "--profile=work", "gateway", "run"}, true},
-		{[]string{`C:\Program Files\hermes\hermes.exe`, "gateway", "run"}, true},
-		{[]string{"/usr/bin/python3", "-m", "hermes_cli.main", "gateway", "run"}, true},
-		{[]string{"python3", "/opt/hermes/hermes_cli/main.py", "gateway", "run", "--replace"}, true},
-		{[]string{"python3", "/opt/hermes/gateway/run.py"}, true},
-		{[]string{"/usr/bin/hermes-gateway"}, true},
-		{[]string{`C:\hermes\hermes-gateway.exe`, "--verbose"}, true},
-		{[]string{"/usr/bin/hermes-supervisor", "demo-gateway"}, true},
-		{[]string{"/tmp/go-build/supervisor.test", "demo-gateway", "-exit-after", "1s"}, true},
-		{[]string{"python3", "-m", "gateway.run"}, false},
-		{[]string{"hermes", "gateway", "status"}, false},
-		{[]string{"hermes", "gateway"}, false},
-		{[]string{"hermes", "chat"}, false},
-		{[]string{"hermes", "-p", "gateway", "chat"}, false},
-		{[]string{"/usr/bin/sleep", "100"}, false},
-		{[]string{"/usr/bin/hermes-supervisor", "run", "--demo"}, false},
-		{nil, false},
-	}
-	for _, tt := range tests {
-		if got := IsGatewayArgv(tt.argv); got != tt.want {
-			t.Errorf("IsGatewayArgv(%q) = %v, want %v", tt.argv, got, tt.want)
-		}
-	}
-}
-
 func TestLayout(t *testing.T) {
 	l := Layout{Home: "/h", LockDir: "/l"}
 	if got := l.ScopedLock("telegram-bot-token", "123:abc"); got != filepath.Join("/l", "telegram-bot-token-"+IdentityHash("123:abc")+".lock") || len(IdentityHash("x")) != 16 {
@@ -171,11 +137,11 @@ func BenchmarkParseRecord(b *testing.B) {
 	}
 }
 
-func BenchmarkIsGatewayArgv(b *testing.B) {
+func BenchmarkIsGatewayRun(b *testing.B) {
 	argv := []string{"/usr/bin/python3", "-m", "hermes_cli.main", "-p", "work", "gateway", "run", "--external-supervisor"}
 	b.ReportAllocs()
 	for b.Loop() {
-		if !IsGatewayArgv(argv) {
+		if !IsGatewayRun(argv) {
 			b.Fatal("not a gateway")
 		}
 	}

@@ -3,12 +3,15 @@ package lockstore
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -68,8 +71,9 @@ type Entry struct {
 	Error   string            `json:"error,omitempty"`
 }
 
-// Grace is how young a corrupt or temporary file may be and still be left
-// alone: a gateway may be between its O_EXCL create and its write.
+// Grace is how young an empty, cut-short or temporary file may be and
+// still be left alone: a gateway may be between its O_EXCL create and its
+// write.
 const Grace = 10 * time.Second
 
 // Store judges, sweeps and releases the files of one Layout.
@@ -78,6 +82,8 @@ type Store struct {
 	prober *procstate.Prober
 	log    *zap.Logger
 	now    func() time.Time
+	// own are command lines the supervisor starts: they count as gateways.
+	own [][]string
 	// beforeRemove, set only by tests, runs between judging a file and
 	// renaming it: the window in which a gateway may claim it.
 	beforeRemove func(path string)
@@ -86,6 +92,16 @@ type Store struct {
 // New returns a Store over l.
 func New(l Layout, p *procstate.Prober, log *zap.Logger, now func() time.Time) *Store {
 	return &Store{layout: l, prober: p, log: log, now: now}
+}
+
+// WithGatewayCommand makes the store count argv, a command line the
+// supervisor starts as the gateway, as a gateway wherever Hermes' rules
+// ask for one; it returns s. Call it before the store is used.
+func (s *Store) WithGatewayCommand(argv []string) *Store {
+	if len(argv) > 0 {
+		s.own = append(s.own, slices.Clone(argv))
+	}
+	return s
 }
 
 // Layout returns the files the store works on.
@@ -98,28 +114,52 @@ type judged struct {
 	stamp platform.FileStamp // the version judged, to see if it was replaced
 }
 
-// judge caches verdicts so that many files naming one process cost one look.
+// judge holds one sweep's rules and looks at each process once, so that
+// many files naming one process cost one look.
 type judge struct {
-	s     *Store
-	ctx   context.Context
-	mu    sync.Mutex
-	cache map[string]procstate.Observation
+	rules
+	ctx    context.Context
+	prober *procstate.Prober
+	// lock is gateway.lock as found at the start of the sweep.
+	lock lockState
+	mu   sync.Mutex
+	seen map[int]looked
 }
 
-func (j *judge) of(r Record) procstate.Observation {
-	key := fmt.Sprint(r.PID, r.StartTime != nil, derefOr(r.StartTime), strings.Join(r.Argv, "\x00"))
+type looked struct {
+	live procstate.Live
+	err  error
+}
+
+// lockState is what gateway.lock says about the home.
+type lockState int
+
+const (
+	lockNone    lockState = iota // no gateway.lock file: perhaps a Hermes older than it
+	lockFree                     // the file exists and nobody holds it: no gateway runs
+	lockHeld                     // a live process holds it
+	lockUnknown                  // it could not be probed
+)
+
+func (s *Store) newJudge(ctx context.Context) *judge {
+	j := &judge{ctx: ctx, prober: s.prober, seen: map[int]looked{}}
+	j.rules = rules{home: s.layout.Home, now: s.now(), own: s.own, look: j.look}
+	return j
+}
+
+func (j *judge) look(pid int) (procstate.Live, error) {
 	j.mu.Lock()
-	o, ok := j.cache[key]
+	r, ok := j.seen[pid]
 	j.mu.Unlock()
 	if ok {
-		return o
+		return r.live, r.err
 	}
-	// Two workers may judge one identity at once; both get the same answer.
-	o = j.s.prober.Judge(j.ctx, r.Identity(), IsGatewayArgv)
+	// Two workers may look at one pid at once; both get an answer.
+	r.live, r.err = j.prober.Look(j.ctx, pid)
 	j.mu.Lock()
-	j.cache[key] = o
+	j.seen[pid] = r
 	j.mu.Unlock()
-	return o
+	return r.live, r.err
 }
 
 // parallel runs f(0..n-1) on up to GOMAXPROCS goroutines. Sweeps of big
@@ -147,13 +187,6 @@ func parallel(n int, f func(i int)) {
 	wg.Wait()
 }
 
-func derefOr(p *int64) int64 {
-	if p == nil {
-		return 0
-	}
-	return *p
-}
-
 // Scan judges every file and changes nothing.
 func (s *Store) Scan(ctx context.Context) ([]Entry, error) {
 	js, err := s.judgeAll(ctx)
@@ -172,7 +205,7 @@ func entries(js []judged) []Entry {
 }
 
 func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
-	j := &judge{s: s, ctx: ctx, cache: map[string]procstate.Observation{}}
+	j := s.newJudge(ctx)
 	var out []judged
 	var errs []error
 	add := func(e judged, ok bool) {
@@ -181,11 +214,13 @@ func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 		}
 	}
 	l := s.layout
-	add(s.judgeRecordFile(j, l.PIDFile(), KindPIDFile))
-	add(s.judgeRuntimeLock(j))
+	// gateway.lock first: it decides what gateway.pid means.
+	lockEntry, lockFound := s.judgeRuntimeLock(j)
+	add(s.judgePIDFile(j))
+	add(lockEntry, lockFound)
 	add(s.judgeStateFile(j))
-	add(s.judgeMarker(j, l.PlannedStopMarker()))
-	add(s.judgeMarker(j, l.TakeoverMarker()))
+	add(s.judgeMarker(l.PlannedStopMarker()))
+	add(s.judgeMarker(l.TakeoverMarker()))
 	homeLeft, err := s.leftovers(l.Home, func(n string) bool {
 		return strings.HasSuffix(n, ".stale") || (strings.HasPrefix(n, ".") && strings.HasSuffix(n, ".tmp"))
 	})
@@ -204,7 +239,7 @@ func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 		p := filepath.Join(l.LockDir, names[i])
 		switch n := names[i]; {
 		case strings.HasSuffix(n, ".lock"):
-			lockFiles[i], found[i] = s.judgeRecordFile(j, p, KindScopedLock)
+			lockFiles[i], found[i] = s.judgeScopedLock(j, p)
 		case strings.HasSuffix(n, ".lock.stale") || (strings.HasPrefix(n, ".") && strings.HasSuffix(n, ".tmp")):
 			lockFiles[i], found[i] = s.judgeLeftover(p)
 		}
@@ -269,10 +304,13 @@ func hintFor(err error) string {
 
 func (s *Store) young(t time.Time) bool { return s.now().Sub(t) < Grace }
 
-// corrupt decides between keeping a maybe-mid-write file and moving it aside.
+// corrupt handles a record Hermes cannot read. Hermes unlinks it at once;
+// stricter than Hermes, an empty or cut-short one younger than Grace is
+// kept, since its writer may be between its O_EXCL create and its write.
+// The rest is moved aside, which frees the name as an unlink would.
 func (s *Store) corrupt(e judged, err error) judged {
 	e.Verdict = procstate.Unknown
-	if s.young(e.stamp.ModTime()) {
+	if mayBeMidWrite(e.data) && s.young(e.stamp.ModTime()) {
 		e.Action, e.Reason = ActionKeep, "recently written, maybe mid-write: "+oneLine(err.Error())
 		return e
 	}
@@ -280,33 +318,98 @@ func (s *Store) corrupt(e judged, err error) judged {
 	return e
 }
 
-func (s *Store) judgeRecordFile(j *judge, path string, kind Kind) (judged, bool) {
-	e, ok := s.read(path, kind)
+func (e *judged) rule(rec hermesRecord, r ruling) {
+	e.Record = &rec.Record
+	e.Verdict, e.Reason = r.verdict, r.reason
+	e.Action = ActionSweep
+	if r.keep {
+		e.Action = ActionKeep
+	}
+}
+
+// judgePIDFile applies get_running_pid. gateway.lock decides: held, the
+// file stands while its record (or gateway.lock's own) names a live
+// gateway of this home; free, no gateway runs and the file is stale.
+// Stricter than Hermes: with no gateway.lock file at all the file may be
+// an older Hermes's, and stands while its record names a live gateway.
+func (s *Store) judgePIDFile(j *judge) (judged, bool) {
+	e, ok := s.read(s.layout.PIDFile(), KindPIDFile)
 	if !ok || e.Action == ActionError {
 		return e, ok
 	}
-	rec, err := ParseRecord(e.data)
+	rec, err := parseHermesRecord(e.data, true)
+	if err == nil && !rec.pidOK {
+		err = &CorruptError{Reason: `no usable "pid"`}
+	}
+	switch j.lock {
+	case lockFree:
+		if err != nil {
+			e.Verdict, e.Action, e.Reason = procstate.Unknown, ActionSweep, oneLine(err.Error())+"; gateway.lock is not held"
+			return e, true
+		}
+		r := j.runtimeRecord(rec)
+		if r.keep {
+			r.verdict, r.reason = procstate.Reused, fmt.Sprintf("pid %d lives (%s) but gateway.lock is not held: no gateway runs in this home", rec.PID, r.reason)
+		} else {
+			r.reason += "; gateway.lock is not held"
+		}
+		r.keep = false
+		e.rule(rec, r)
+		return e, true
+	case lockHeld:
+		if err == nil {
+			if r := j.runtimeRecord(rec); r.keep {
+				e.rule(rec, r)
+				return e, true
+			}
+		}
+		if holder, ok := s.lockRecord(); ok {
+			if r := j.runtimeRecord(holder); r.keep {
+				e.Verdict, e.Action = procstate.Alive, ActionKeep
+				e.Reason = fmt.Sprintf("gateway.lock is held by live gateway pid %d; Hermes leaves this file while it runs", holder.PID)
+				if err == nil {
+					e.Record = &rec.Record
+				}
+				return e, true
+			}
+		}
+	case lockUnknown:
+		e.Verdict, e.Action, e.Reason = procstate.Unknown, ActionKeep, "gateway.lock cannot be probed"
+		return e, true
+	}
 	if err != nil {
 		return s.corrupt(e, err), true
 	}
-	e.Record = &rec
-	obs := j.of(rec)
-	e.Verdict, e.Reason = obs.Verdict, obs.Reason
-	if obs.Verdict.Stale() {
-		e.Action = ActionSweep
-	} else {
-		e.Action = ActionKeep
+	e.rule(rec, j.runtimeRecord(rec))
+	if j.lock == lockNone && e.Action == ActionKeep {
+		e.Reason += "; no gateway.lock file (an older Hermes): kept, stricter than Hermes"
 	}
 	return e, true
 }
 
+// lockRecord reads what the holder of gateway.lock wrote into it.
+func (s *Store) lockRecord() (hermesRecord, bool) {
+	b, err := readBounded(s.layout.RuntimeLock())
+	if err != nil {
+		return hermesRecord{}, false
+	}
+	h, err := parseHermesRecord(b, true)
+	return h, err == nil
+}
+
 // judgeRuntimeLock never plans to delete gateway.lock: deleting it could
-// race with a gateway opening it, and a lock nobody holds is harmless.
+// race with a gateway opening it, a lock nobody holds is harmless, and its
+// presence is what tells a current Hermes home from an older one.
 func (s *Store) judgeRuntimeLock(j *judge) (judged, bool) {
 	path := s.layout.RuntimeLock()
 	e, ok := s.read(path, KindRuntimeLock)
-	if !ok || e.Action == ActionError {
-		return e, ok
+	if !ok {
+		j.lock = lockNone
+		return e, false
+	}
+	j.lock = lockUnknown
+	if e.Action == ActionError {
+		return e, true
 	}
 	held, err := s.RuntimeLockHeld()
 	if err != nil {
@@ -314,32 +417,51 @@ func (s *Store) judgeRuntimeLock(j *judge) (judged, bool) {
 		e.Err = &FileError{Path: path, Op: "probe lock", Err: err, Hint: hintFor(err)}
 		return e, true
 	}
-	rec, perr := ParseRecord(e.data)
+	rec, perr := parseHermesRecord(e.data, true)
 	if perr == nil {
-		e.Record = &rec
-		obs := j.of(rec)
-		e.Verdict, e.Reason = obs.Verdict, obs.Reason
+		e.rule(rec, j.runtimeRecord(rec))
 	}
 	if held {
+		j.lock = lockHeld
 		e.Action = ActionKeep
 		e.Reason = "locked by a live process"
 		if perr == nil {
 			e.Reason += "; record: " + e.Verdict.String()
 		}
-		if perr != nil || e.Verdict.Stale() {
-			e.Verdict = procstate.Alive
-		}
+		e.Verdict = procstate.Alive
 		return e, true
 	}
-	if perr != nil {
+	j.lock = lockFree
+	if perr != nil || !e.Verdict.Stale() {
 		e.Verdict = procstate.Dead
 	}
 	e.Action, e.Reason = ActionOK, "lock not held; the next gateway takes it over"
 	return e, true
 }
 
+// judgeScopedLock applies acquire_scoped_lock and
+// _scoped_lock_record_is_stale (see scopedRecord).
+func (s *Store) judgeScopedLock(j *judge, path string) (judged, bool) {
+	e, ok := s.read(path, KindScopedLock)
+	if !ok || e.Action == ActionError {
+		return e, ok
+	}
+	rec, err := parseHermesRecord(e.data, false)
+	if err == nil && !rec.pidOK {
+		err = &CorruptError{Reason: `no usable "pid"`}
+	}
+	if err != nil {
+		return s.corrupt(e, err), true
+	}
+	e.rule(rec, j.scopedRecord(rec))
+	return e, true
+}
+
 var runningStates = map[string]bool{"starting": true, "running": true, "draining": true, "degraded": true}
 
+// judgeStateFile applies get_runtime_status_running_pid: a record that
+// says it runs must name a live gateway of this home, or it is marked
+// stopped.
 func (s *Store) judgeStateFile(j *judge) (judged, bool) {
 	e, ok := s.read(s.layout.StateFile(), KindState)
 	if !ok || e.Action == ActionError {
@@ -351,20 +473,18 @@ func (s *Store) judgeStateFile(j *judge) (judged, bool) {
 		e.Action, e.Reason = ActionOK, oneLine(err.Error())+"; the gateway rewrites it"
 		return e, true
 	}
-	if st.PID <= 0 {
+	rec, err := parseHermesRecord(e.data, false)
+	if err != nil || !rec.pidOK {
 		e.Action, e.Reason = ActionOK, "names no process"
 		return e, true
 	}
-	rec := st.Record
-	e.Record = &rec
-	obs := j.of(rec)
-	e.Verdict, e.Reason = obs.Verdict, obs.Reason
+	r := j.runtimeRecord(rec)
+	e.rule(rec, r)
 	switch {
-	case !obs.Verdict.Stale():
-		e.Action = ActionKeep
+	case r.keep:
 	case runningStates[st.GatewayState]:
 		e.Action = ActionMarkStopped
-		e.Reason = fmt.Sprintf("says %s but owner is %s (%s)", st.GatewayState, obs.Verdict, obs.Reason)
+		e.Reason = fmt.Sprintf("says %s but owner is %s (%s)", st.GatewayState, r.verdict, r.reason)
 	default:
 		e.Action = ActionOK
 		e.Reason = "says " + st.GatewayState
@@ -372,260 +492,45 @@ func (s *Store) judgeStateFile(j *judge) (judged, bool) {
 	return e, true
 }
 
-// marker covers both markers: each names a target by pid and start time.
-type marker struct {
-	TargetPID       int    `json:"target_pid"`
-	TargetStartTime *int64 `json:"target_start_time"`
-	WrittenAt       string `json:"written_at"`
-}
-
-func (s *Store) judgeMarker(j *judge, path string) (judged, bool) {
+// judgeMarker applies _read_live_pid_marker: a marker without a target
+// pid, or older than its TTL, is unlinked; a fresh one stays until its
+// target consumes it or it expires, whoever it names.
+func (s *Store) judgeMarker(path string) (judged, bool) {
 	e, ok := s.read(path, KindMarker)
 	if !ok || e.Action == ActionError {
 		return e, ok
 	}
-	var m marker
-	if err := parseMarker(e.data, &m); err != nil {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(bytes.TrimPrefix(e.data, bom), &fields); err != nil || fields == nil {
 		if s.young(e.stamp.ModTime()) {
 			e.Action, e.Reason = ActionKeep, "recently written, maybe mid-write"
 			return e, true
 		}
-		e.Verdict, e.Action, e.Reason = procstate.Dead, ActionSweep, oneLine(err.Error())
+		e.Verdict, e.Action, e.Reason = procstate.Dead, ActionSweep, "not a JSON marker"
 		return e, true
 	}
-	rec := Record{PID: m.TargetPID, StartTime: m.TargetStartTime}
-	e.Record = &rec
-	if !markerFresh(m.WrittenAt, s.now()) {
-		e.Verdict, e.Action, e.Reason = procstate.Dead, ActionSweep, "expired (written "+m.WrittenAt+")"
-		return e, true
+	var target Record
+	var pidOK bool
+	target.PID, pidOK = pidValue(fields["target_pid"])
+	var st int64
+	if json.Unmarshal(fields["target_start_time"], &st) == nil {
+		target.StartTime = &st
 	}
-	// A marker targets a process by identity only; any live process with
-	// that identity may still consume it.
-	obs := s.prober.Judge(j.ctx, rec.Identity(), nil)
-	e.Verdict, e.Reason = obs.Verdict, obs.Reason
-	if obs.Verdict.Stale() {
-		e.Action = ActionSweep
-	} else {
-		e.Action = ActionKeep
+	var writtenAt string
+	_ = json.Unmarshal(fields["written_at"], &writtenAt)
+	e.Record = &target
+	switch {
+	case !pidOK:
+		e.Verdict, e.Action, e.Reason = procstate.Dead, ActionSweep, "names no target pid"
+	case markerStale(writtenAt, s.now()):
+		e.Verdict, e.Action, e.Reason = procstate.Dead, ActionSweep, "expired or undated (written "+strconv.Quote(writtenAt)+")"
+	default:
+		// Its target is not looked at: Hermes keeps a fresh marker
+		// whoever it names, and only the target itself consumes it.
+		e.Verdict, e.Action = procstate.Unknown, ActionKeep
+		e.Reason = "fresh (written " + writtenAt + "): honoured until its target consumes it or it expires"
 	}
 	return e, true
-}
-
-func (s *Store) leftovers(dir string, match func(string) bool) ([]judged, error) {
-	des, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var out []judged
-	for _, d := range des {
-		if d.Type().IsRegular() && match(d.Name()) {
-			if e, ok := s.judgeLeftover(filepath.Join(dir, d.Name())); ok {
-				out = append(out, e)
-			}
-		}
-	}
-	return out, nil
-}
-
-// judgeLeftover: half-done renames and temp files are garbage once they are
-// old enough that no writer can still be working on them.
-func (s *Store) judgeLeftover(path string) (judged, bool) {
-	e := judged{Entry: Entry{Path: path, Kind: KindLeftover, Verdict: procstate.Dead}}
-	fi, err := os.Lstat(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return e, false
-	}
-	if err != nil {
-		e.Action, e.Reason = ActionError, "cannot stat"
-		e.Err = &FileError{Path: path, Op: "stat", Err: err, Hint: hintFor(err)}
-		return e, true
-	}
-	if s.young(fi.ModTime()) {
-		e.Verdict, e.Action, e.Reason = procstate.Unknown, ActionKeep, "recent; a writer may still use it"
-		return e, true
-	}
-	e.Action, e.Reason = ActionSweep, "left over by an interrupted write or sweep"
-	return e, true
-}
-
-// Sweep judges every file and removes the stale ones; with dryRun it only
-// reports. It logs one line per file. The error joins the per-file
-// *FileErrors; the entries are complete either way.
-func (s *Store) Sweep(ctx context.Context, dryRun bool) ([]Entry, error) {
-	js, err := s.judgeAll(ctx)
-	errs := []error{err}
-	if !dryRun {
-		// Each file's rename, re-check and unlink touch that file alone.
-		parallel(len(js), func(i int) { s.act(ctx, &js[i]) })
-	}
-	for i := range js {
-		e := &js[i]
-		if !dryRun && e.Err != nil && e.Action == ActionError {
-			errs = append(errs, e.Err)
-		}
-		s.logEntry(e.Entry)
-	}
-	return entries(js), errors.Join(errs...)
-}
-
-func (s *Store) logEntry(e Entry) {
-	fields := []zap.Field{zap.String("path", e.Path), zap.String("kind", string(e.Kind)),
-		zap.Stringer("verdict", e.Verdict), zap.String("action", string(e.Action)), zap.String("reason", e.Reason)}
-	if e.Record != nil {
-		fields = append(fields, zap.Int("pid", e.Record.PID))
-	}
-	if e.Err != nil {
-		s.log.Warn("sweep", append(fields, zap.Error(e.Err))...)
-		return
-	}
-	s.log.Info("sweep", fields...)
-}
-
-func (s *Store) act(ctx context.Context, e *judged) {
-	switch e.Action {
-	case ActionSweep:
-		if e.Kind == KindLeftover {
-			if err := os.Remove(e.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
-				s.fail(e, "remove", err)
-				return
-			}
-			e.Action = ActionSwept
-			return
-		}
-		s.remove(ctx, e)
-	case ActionQuarantine:
-		dst := e.Path + ".corrupt"
-		if err := os.Rename(e.Path, dst); err != nil {
-			s.fail(e, "move aside", err)
-			return
-		}
-		e.Action = ActionQuarantined
-		e.Reason += "; moved aside to " + dst
-	case ActionMarkStopped:
-		reason := fmt.Sprintf("owner %s: marked stopped by hermes-supervisor", e.Verdict)
-		err := UpdateState(s.layout, s.now(), func(m map[string]any) {
-			// Only if nothing rewrote it since it was judged.
-			if pid, _ := m["pid"].(float64); int(pid) == e.Record.PID {
-				m["gateway_state"] = "stopped"
-				m["exit_reason"] = reason
-			}
-		})
-		if err != nil {
-			s.fail(e, "rewrite", err)
-		}
-	}
-}
-
-// remove follows Hermes: rename to <name>.stale, then unlink. If the file
-// changed between judging and the rename, a gateway has just claimed it:
-// judge again and put it back unless it is still stale.
-func (s *Store) remove(ctx context.Context, e *judged) {
-	stale := e.Path + ".stale"
-	if s.beforeRemove != nil {
-		s.beforeRemove(e.Path)
-	}
-	if err := os.Rename(e.Path, stale); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			e.Action, e.Reason = ActionOK, "already gone"
-			return
-		}
-		s.fail(e, "rename", err)
-		return
-	}
-	// The rename keeps the inode: an unchanged stamp proves nobody
-	// replaced or rewrote the file since it was judged, without reading it.
-	if st, err := platform.Stamp(stale); err != nil || !st.Same(e.stamp) {
-		s.rejudge(ctx, e, stale)
-		if e.Action == ActionKeep {
-			return
-		}
-	}
-	if err := os.Remove(stale); err != nil && !errors.Is(err, os.ErrNotExist) {
-		s.fail(e, "remove", err)
-		return
-	}
-	e.Action = ActionSwept
-}
-
-// rejudge looks again at a file that changed between judging and the
-// rename to .stale: a gateway that just claimed it gets it back.
-func (s *Store) rejudge(ctx context.Context, e *judged, stale string) {
-	now, err := readBounded(stale)
-	if err == nil && !bytes.Equal(now, e.data) {
-		if rec, perr := ParseRecord(now); perr == nil && !s.prober.Judge(ctx, rec.Identity(), IsGatewayArgv).Verdict.Stale() {
-			_ = os.Link(stale, e.Path) // fails harmlessly if a newer file took the name
-			_ = os.Remove(stale)
-			e.Record, e.Action, e.Reason = &rec, ActionKeep, "claimed by a live gateway during the sweep"
-			e.Verdict = procstate.Alive
-		}
-	}
-}
-
-func (s *Store) fail(e *judged, op string, err error) {
-	e.Action = ActionError
-	e.Err = &FileError{Path: e.Path, Op: op, Err: err, Hint: hintFor(err)}
-}
-
-// owns reports whether rec names owner: same pid, and the same start time
-// when both are known.
-func owns(rec Record, owner procstate.Identity) bool {
-	if rec.PID != owner.PID {
-		return false
-	}
-	return rec.StartTime == nil || owner.StartTime == nil || *rec.StartTime == *owner.StartTime
-}
-
-// ownedFiles lists the pid file and scoped locks whose records name owner.
-func (s *Store) ownedFiles(owner procstate.Identity) ([]Entry, error) {
-	paths := []string{s.layout.PIDFile()}
-	names, err := s.lockDirNames()
-	for _, n := range names {
-		if strings.HasSuffix(n, ".lock") {
-			paths = append(paths, filepath.Join(s.layout.LockDir, n))
-		}
-	}
-	var out []Entry
-	for i, p := range paths {
-		rec, rerr := ReadRecord(p)
-		if rerr != nil || !owns(rec, owner) {
-			continue
-		}
-		kind := KindScopedLock
-		if i == 0 {
-			kind = KindPIDFile
-		}
-		out = append(out, Entry{Path: p, Kind: kind, Record: &rec})
-	}
-	return out, err
-}
-
-// Release removes the pid file and scoped locks naming owner after owner
-// has exited; it never touches other records.
-func (s *Store) Release(_ context.Context, owner procstate.Identity) ([]Entry, error) {
-	es, err := s.ownedFiles(owner)
-	errs := []error{err}
-	for i := range es {
-		e := &es[i]
-		e.Verdict = procstate.Dead
-		if rerr := os.Remove(e.Path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
-			e.Action, e.Err = ActionError, &FileError{Path: e.Path, Op: "release", Err: rerr, Hint: hintFor(rerr)}
-			e.Error = e.Err.Error()
-			errs = append(errs, e.Err)
-		} else {
-			e.Action, e.Reason = ActionSwept, "released: its gateway exited"
-		}
-		s.logEntry(*e)
-	}
-	return es, errors.Join(errs...)
-}
-
-// Owned lists the pid file and scoped locks whose records name owner.
-func (s *Store) Owned(_ context.Context, owner procstate.Identity) ([]Entry, error) {
-	es, err := s.ownedFiles(owner)
-	for i := range es {
-		es[i].Verdict, es[i].Action, es[i].Reason = procstate.Alive, ActionKeep, "held by the supervised gateway"
-	}
-	return es, err
 }
 
 // RuntimeLockHeld reports whether some process holds gateway.lock.
@@ -645,4 +550,20 @@ func (s *Store) RuntimeLockHeld() (bool, error) {
 		return false, err
 	}
 	return false, platform.UnlockFile(f)
+}
+
+// Running reports the gateway that runs in the home, as Hermes'
+// get_running_pid decides it (with our stricter rule for homes without
+// gateway.lock): the gateway.pid entry when it stands for a live gateway,
+// or gateway.lock's when only the lock is held. It changes nothing.
+func (s *Store) Running(ctx context.Context) (Entry, bool) {
+	j := s.newJudge(ctx)
+	lock, lockFound := s.judgeRuntimeLock(j)
+	if e, ok := s.judgePIDFile(j); ok && e.Action == ActionKeep && e.Verdict == procstate.Alive {
+		return e.Entry, true
+	}
+	if lockFound && j.lock == lockHeld {
+		return lock.Entry, true
+	}
+	return Entry{}, false
 }

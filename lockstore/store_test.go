@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/hermes-agent/hermes-supervisor/internal/conformance"
 	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
 	"github.com/hermes-agent/hermes-supervisor/platform"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
@@ -26,6 +27,7 @@ import (
 // Children are this test binary in a helper mode, so every "gateway" and
 // every "unrelated process" is a real process with a real start time.
 func TestMain(m *testing.M) {
+	conformance.RunHelper()
 	switch os.Getenv("LOCKSTORE_HELPER") {
 	case "block": // say it runs, block until stdin closes
 		// Until the new program runs, its command line reads empty: the
@@ -267,7 +269,7 @@ func TestCorruptFiles(t *testing.T) {
 		{"empty, old", "", time.Hour, ActionQuarantined},
 		{"truncated, old", `{"pid": 42, "kin`, time.Hour, ActionQuarantined},
 		{"binary garbage, old", "\x00\xff\x13\x37", time.Hour, ActionQuarantined},
-		{"wrong type, old", `{"pid": "42"}`, time.Hour, ActionQuarantined},
+		{"wrong type, old", `{"pid": [42]}`, time.Hour, ActionQuarantined},
 		{"huge, old", strings.Repeat("x", 2*MaxRecordSize), time.Hour, ActionQuarantined},
 		{"empty, just written", "", 0, ActionKeep},
 		{"truncated, just written", `{"pid": 4`, 0, ActionKeep},

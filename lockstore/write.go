@@ -15,6 +15,23 @@ import (
 // directory, fsync and rename, so a reader sees the old or the new file and
 // never a torn one. Hand-written: renameio does not support Windows.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	return writeAtomic(path, data, perm, nil)
+}
+
+// ReplaceFileAtomic is WriteFileAtomic for a file that may exist already:
+// the new file keeps the old one's mode and, where the OS lets us, its
+// owner, as Hermes' atomic_json_write does. perm is for a new file.
+func ReplaceFileAtomic(path string, data []byte, perm os.FileMode) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return writeAtomic(path, data, perm, nil)
+	}
+	return writeAtomic(path, data, fi.Mode().Perm(), func(f *os.File) error { return keepOwner(f, fi) })
+}
+
+// writeAtomic is WriteFileAtomic with prep run on the temp file before it
+// is synced and renamed.
+func writeAtomic(path string, data []byte, perm os.FileMode, prep func(*os.File) error) error {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -34,6 +51,11 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	}
 	if err := f.Chmod(perm); err != nil && !errors.Is(err, errors.ErrUnsupported) {
 		return fail(err)
+	}
+	if prep != nil {
+		if err := prep(f); err != nil {
+			return fail(err)
+		}
 	}
 	if err := f.Sync(); err != nil {
 		return fail(err)
@@ -203,5 +225,5 @@ func UpdateState(l Layout, now time.Time, fn func(m map[string]any)) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(path, out, 0o644)
+	return ReplaceFileAtomic(path, out, 0o644)
 }

@@ -132,9 +132,12 @@ var ErrNoProcess = errors.New("no such process")
 
 // liveState is one read of a process: what every verdict is built from.
 type liveState struct {
-	start   *int64 // Hermes units
-	zombie  bool
-	stopped bool
+	start *int64 // Hermes units
+	// naiveStart is Hermes' whitespace-split reading on Linux, when it
+	// differs from start.
+	naiveStart *int64
+	zombie     bool
+	stopped    bool
 }
 
 // Inspect returns the live identity of pid: its start time in Hermes units
@@ -178,6 +181,10 @@ func (p *Prober) Judge(ctx context.Context, rec Identity, isGateway func([]strin
 	case err != nil:
 		obs.Verdict, obs.Reason = Unknown, err.Error()
 		return obs
+	}
+	if rec.StartTime != nil && st.naiveStart != nil && *rec.StartTime == *st.naiveStart {
+		// Hermes recorded its whitespace-split reading of the same field.
+		st.start = rec.StartTime
 	}
 	obs.Live.StartTime = st.start
 	switch {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // Hermes reads /proc/<pid>/stat field 22 itself, so reading the same field
@@ -71,7 +72,7 @@ func parseStat(pid int, b []byte) (liveState, error) {
 	if err != nil {
 		return liveState{}, fmt.Errorf("pid %d: /proc stat start time: %w", pid, err)
 	}
-	st := liveState{start: &start}
+	st := liveState{start: &start, naiveStart: naiveStart(b, start)}
 	switch f[0][0] {
 	case 'Z', 'X', 'x':
 		st.zombie = true
@@ -79,4 +80,31 @@ func parseStat(pid int, b []byte) (liveState, error) {
 		st.stopped = true
 	}
 	return st, nil
+}
+
+// naiveStart is the start time Hermes records: it splits the whole stat
+// line on whitespace and takes the 22nd field, which is another field when
+// comm holds spaces, and fails (Hermes then asks psutil, which reads the
+// true one) when that field is not a number.
+func naiveStart(b []byte, start int64) *int64 {
+	f := bytes.Fields(b)
+	if len(f) < 22 {
+		return nil
+	}
+	v, err := strconv.ParseInt(string(f[21]), 10, 64)
+	if err != nil || v == start {
+		return nil
+	}
+	return &v
+}
+
+// compareStart: Hermes reads the same clock-tick field, so only equality
+// (with the true field or with Hermes' own reading of it) is the same
+// start. A recorded start time later than the live one, as one from
+// another boot can be, is a conflict like any other difference.
+func compareStart(recorded int64, l Live, _ time.Time) (same, known bool) {
+	if recorded == *l.StartTime || (l.NaiveStartTime != nil && recorded == *l.NaiveStartTime) {
+		return true, true
+	}
+	return false, true
 }

@@ -1,6 +1,9 @@
 package procstate
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestParseStat(t *testing.T) {
 	rest := " 1 1 1 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 881234 1000 10"
@@ -66,3 +69,37 @@ func BenchmarkParseStat(b *testing.B) {
 		}
 	}
 }
+
+// Hermes splits the stat line on whitespace: with a space in comm its
+// 22nd field is another one, and that is what it records.
+func TestNaiveStartAndCompare(t *testing.T) {
+	rest := " 1 1 1 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 7 881234 1000 10"
+	tests := []struct {
+		line     string
+		naive    *int64
+		recorded int64
+		same     bool
+	}{
+		{"4242 (hermes) S" + rest, nil, 881234, true},
+		{"4242 (hermes) S" + rest, nil, 881235, false},
+		{"4242 (my hermes) S" + rest, ptr(7), 7, true},
+		{"4242 (my hermes) S" + rest, ptr(7), 881234, true},
+		{"4242 (my hermes) S" + rest, ptr(7), 8, false},
+		{"4242 (a b c d e f g h i j k l m n o p q r s t) S" + rest, nil, 881234, true}, // Hermes' split fails: psutil's true value
+	}
+	for _, tt := range tests {
+		st, err := parseStat(4242, []byte(tt.line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (st.naiveStart == nil) != (tt.naive == nil) || (tt.naive != nil && *st.naiveStart != *tt.naive) {
+			t.Errorf("%q: naive start %v, want %v", tt.line, st.naiveStart, tt.naive)
+		}
+		l := Live{StartTime: st.start, NaiveStartTime: st.naiveStart}
+		if got := StartTimesEqual(&tt.recorded, l, time.Now()); got != tt.same || StartTimesConflict(&tt.recorded, l, time.Now()) == got {
+			t.Errorf("%q: recorded %d same=%v, want %v", tt.line, tt.recorded, got, tt.same)
+		}
+	}
+}
+
+func ptr(v int64) *int64 { return &v }

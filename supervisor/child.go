@@ -68,8 +68,7 @@ func parseSupervisorTag(v string) (id procstate.Identity, ok bool) {
 
 func startChild(cfg *Config, self procstate.Identity, log *zap.Logger, clock Clock) (*started, error) {
 	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
-	cmd.Env = append(os.Environ(), cfg.Env...)
-	cmd.Env = append(cmd.Env, EnvSupervisor+"="+supervisorTag(self))
+	cmd.Env = childEnv(os.Environ(), cfg.Env, EnvSupervisor+"="+supervisorTag(self))
 	out := &lineLogger{log: log, stream: "stdout"}
 	errOut := &lineLogger{log: log, stream: "stderr"}
 	cmd.Stdout, cmd.Stderr = out, errOut

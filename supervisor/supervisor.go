@@ -69,7 +69,7 @@ func New(cfg Config, log *zap.Logger, clock Clock, prober *procstate.Prober) (*S
 		log:    log,
 		clock:  clock,
 		prober: prober,
-		store:  lockstore.New(cfg.Layout, prober, log, clock.Now),
+		store:  lockstore.New(cfg.Layout, prober, log, clock.Now).WithGatewayCommand(cfg.Command),
 		self:   self,
 		events: make(chan event, 16),
 		rnd:    rand.Float64,
@@ -378,19 +378,19 @@ func (s *Supervisor) start(ctx context.Context) {
 	s.answer(Response{OK: true, Status: s.snapshot()})
 }
 
-// foreignOwner reports a live gateway, not ours, that holds the home.
+// foreignOwner reports a live gateway, not ours, that holds the home, by
+// the same rules the sweep applies.
 func (s *Supervisor) foreignOwner(ctx context.Context) (string, bool) {
-	rec, err := lockstore.ReadRecord(s.cfg.Layout.PIDFile())
-	if err == nil {
-		obs := s.prober.Judge(ctx, rec.Identity(), lockstore.IsGatewayArgv)
-		if !obs.Verdict.Stale() {
-			return fmt.Sprintf("%s, %s", rec.Identity(), obs.Verdict), true
-		}
-	}
-	if held, err := s.store.RuntimeLockHeld(); err == nil && held {
+	e, ok := s.store.Running(ctx)
+	switch {
+	case !ok:
+		return "", false
+	case e.Kind == lockstore.KindRuntimeLock:
 		return "gateway.lock is locked by another process", true
+	case e.Record != nil:
+		return fmt.Sprintf("gateway.pid names pid %d: %s", e.Record.PID, e.Reason), true
 	}
-	return "", false
+	return e.Reason, true
 }
 
 func (s *Supervisor) watch(ctx context.Context, r runner) {

@@ -16,13 +16,16 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/hermes-agent/hermes-supervisor/internal/conformance"
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
+	"github.com/hermes-agent/hermes-supervisor/platform"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
 // The test binary is installed on PATH as hermes-supervisor, so the scripts
 // drive the real CLI, and `run --demo` re-executes it as the demo gateway.
 func TestMain(m *testing.M) {
+	conformance.RunHelper()
 	testscript.Main(exitUnderWine{m}, map[string]func(){
 		"hermes-supervisor": func() { os.Exit(Main(os.Args[1:])) },
 	})
@@ -65,6 +68,7 @@ func TestScripts(t *testing.T) {
 			"pidof":      cmdPidOf,
 			"signal":     cmdSignal,
 			"alive":      cmdAlive,
+			"unlocked":   cmdUnlocked,
 			"age":        cmdAge,
 			"waitfile":   cmdWaitFile,
 			"notify":     cmdNotify,
@@ -163,6 +167,28 @@ func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	ts.Fatalf("pid %d still runs", pid)
+}
+
+// unlocked FILE waits until nobody holds FILE's lock: a killed process
+// shows as a zombie once its main thread is gone, but its other threads
+// may still hold its files for a moment. It fails after 30 s.
+func cmdUnlocked(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: unlocked FILE")
+	}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		f, err := os.OpenFile(ts.MkAbs(args[0]), os.O_RDWR, 0)
+		ts.Check(err)
+		err = platform.LockFile(f)
+		if err == nil {
+			_ = platform.UnlockFile(f)
+		}
+		f.Close()
+		if err == nil {
+			return
+		}
+	}
+	ts.Fatalf("%s is still locked", args[0])
 }
 
 // age FILE DURATION moves FILE's modification time into the past.

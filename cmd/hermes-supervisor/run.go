@@ -24,8 +24,10 @@ import (
 	"github.com/hermes-agent/hermes-supervisor/supervisor"
 )
 
-// defaultGateway is the command Hermes' own launchd agent runs.
-var defaultGateway = []string{"hermes", "gateway", "run", "--external-supervisor"}
+// defaultGateway is Hermes' gateway, without --external-supervisor: a
+// Hermes older than the flag rejects it and never runs. The supervisor
+// passes HERMES_GATEWAY_EXTERNAL_SUPERVISOR=1, which the flag only sets.
+var defaultGateway = []string{"hermes", "gateway", "run"}
 
 type runFlags struct {
 	demo         bool
@@ -50,8 +52,9 @@ releases the gateway's own files and restarts it with backoff; exit 75 restarts
 at once, exit 78 stops restarting. SIGHUP restarts the gateway.
 
 The gateway command is, in order: COMMAND after --, the config file's
-"command", "hermes gateway run --external-supervisor" when hermes is on PATH,
-else the built-in demo gateway.`,
+"command", "hermes gateway run" when hermes is on PATH, else the built-in demo
+gateway. Every gateway gets HERMES_GATEWAY_EXTERNAL_SUPERVISOR=1 and
+HERMES_GATEWAY_MAX_STARTS=0 unless the config file's "env" sets them.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runSupervisor(cmd, g, f, args)
 		},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
+	"github.com/hermes-agent/hermes-supervisor/supervisor"
 )
 
 func newSweepCmd(g *globals) *cobra.Command {
@@ -21,9 +22,10 @@ func newSweepCmd(g *globals) *cobra.Command {
 		Use:   "sweep [--dry-run] [--json]",
 		Short: "Judge every pid and lock file and remove the stale ones",
 		Long: `Sweep judges gateway.pid, gateway.lock, gateway_state.json, Hermes' markers and
-every *.lock in the lock directory, and removes a file only when its owner is
-dead, a zombie, stopped, or a process that reused the pid. Files of a live
-gateway, and files that cannot be judged, are kept. Corrupt files older than a
+every *.lock in the lock directory by the rules of Hermes' own code, and removes
+a file only when Hermes would (gateway.pid also when gateway.lock is not held).
+Files of a live gateway, files whose owner wrote them itself, and files that
+cannot be judged, are kept. Corrupt files older than a
 few seconds are moved aside to <name>.corrupt. --dry-run changes nothing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -38,6 +40,11 @@ few seconds are moved aside to <name>.corrupt. --dry-run changes nothing.`,
 				}
 			}
 			store := lockstore.New(layout, procstate.NewProber(procstate.Options{StartTolerance: -1}), log, time.Now)
+			// The command a supervisor of this home runs counts as a
+			// gateway here too, as it does in that supervisor's sweeps.
+			if st, err := supervisor.ReadStatusFile(layout.SupervisorState()); err == nil && st.Child != nil {
+				store.WithGatewayCommand(st.Child.Argv)
+			}
 			entries, sweepErr := store.Sweep(cmd.Context(), dryRun)
 			out := cmd.OutOrStdout()
 			if asJSON {

@@ -114,8 +114,8 @@ func TestStaleFilesNamingReusedPIDs(t *testing.T) {
 			}
 			env := []string{"HERMES_HOME=" + layout.Home, "HERMES_GATEWAY_LOCK_DIR=" + layout.LockDir}
 
-			// Alone, the gateway flaps on these files.
-			gw := exec.Command(os.Args[0], demogateway.Command)
+			// Alone, a naive gateway flaps on these files.
+			gw := exec.Command(os.Args[0], demogateway.Command, "-naive")
 			gw.Env = append(os.Environ(), env...)
 			if out, err := gw.CombinedOutput(); err == nil {
 				t.Fatalf("the demo gateway started over stale files; want a refusal:\n%s", out)

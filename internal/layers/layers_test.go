@@ -27,6 +27,9 @@ var rank = map[string]int{
 	"internal/chaos":        5,
 	"platform/service":      1,
 	"internal/testdir":      0,
+	// Test support that lays out files with real processes; it reads
+	// processes and locks only, never lockstore.
+	"internal/conformance": 2,
 }
 
 func TestDependenciesPointOneWay(t *testing.T) {

@@ -1,0 +1,16 @@
+//go:build unix
+
+package conformance
+
+import "syscall"
+
+const (
+	exeSuffix = ""
+	// hasSignals: processes can be stopped, and exited children linger as
+	// zombies until reaped.
+	hasSignals = true
+)
+
+func stop(pid int) error { return syscall.Kill(pid, syscall.SIGSTOP) }
+
+func resume(pid int) { _ = syscall.Kill(pid, syscall.SIGCONT) }

@@ -1,0 +1,13 @@
+package conformance
+
+import "errors"
+
+const (
+	exeSuffix = ".exe"
+	// hasSignals: Windows has neither stopped processes nor zombies.
+	hasSignals = false
+)
+
+func stop(int) error { return errors.ErrUnsupported }
+
+func resume(int) {}

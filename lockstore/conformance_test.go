@@ -1,0 +1,117 @@
+package lockstore
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/hermes-agent/hermes-supervisor/internal/conformance"
+)
+
+// TestConformance builds every layout of hermes-verdicts.md, and ours,
+// with real processes, and checks the verdict and action of a dry-run
+// sweep and then the action and result of a real one.
+func TestConformance(t *testing.T) {
+	bin := conformance.NewBin(t)
+	for _, row := range conformance.Rows() {
+		t.Run(row.ID, func(t *testing.T) {
+			if ok, why := row.Runs(); !ok {
+				t.Skip(why)
+			}
+			e := conformance.NewEnv(t, bin)
+			path := row.Build(e)
+			s := New(Layout{Home: e.Home, LockDir: e.LockDir}, prober, zaptest.NewLogger(t), time.Now)
+			dry, err := s.Sweep(context.Background(), true)
+			if err != nil {
+				t.Fatalf("dry run: %v", err)
+			}
+			got, ok := byPath(dry)[path]
+			if !ok {
+				t.Fatalf("%s not judged: %+v", path, dry)
+			}
+			if string(got.Kind) != row.File || got.Verdict.String() != row.Verdict || string(got.Action) != row.Action {
+				t.Fatalf("%s (%s): dry run says %s %s/%s (%s), want %s %s/%s",
+					row.ID, row.Layout, got.Kind, got.Verdict, got.Action, got.Reason, row.File, row.Verdict, row.Action)
+			}
+			real, err := s.Sweep(context.Background(), false)
+			if err != nil {
+				t.Fatalf("sweep: %v", err)
+			}
+			want := conformance.RealAction(row.Action)
+			if got := byPath(real)[path]; string(got.Action) != want {
+				t.Fatalf("%s: sweep did %s (%s), want %s", row.ID, got.Action, got.Reason, want)
+			}
+			_, statErr := os.Stat(path)
+			if exists := statErr == nil; exists != conformance.Kept(want) || (!exists && !errors.Is(statErr, os.ErrNotExist)) {
+				t.Fatalf("%s: file exists=%v after %s (%v)", row.ID, exists, want, statErr)
+			}
+		})
+	}
+}
+
+// TestOwnCommandIsAGateway: the command line the supervisor starts counts
+// as a gateway, though Hermes would call it none.
+func TestOwnCommandIsAGateway(t *testing.T) {
+	e := conformance.NewEnv(t, conformance.NewBin(t))
+	p := e.Sleeper("python3", "gw.py", "serve")
+	rec := e.Record(p, e.Home)
+	rec["argv"], rec["start_time"] = conformance.GatewayArgv, nil
+	path := e.Write(e.Scoped(), rec)
+	for _, tt := range []struct {
+		own  []string
+		want Action
+	}{
+		{nil, ActionSweep},
+		{p.Argv, ActionKeep}, // what the supervisor started, as started
+	} {
+		s := New(Layout{Home: e.Home, LockDir: e.LockDir}, prober, zaptest.NewLogger(t), time.Now).WithGatewayCommand(tt.own)
+		es, err := s.Scan(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := byPath(es)[path]; got.Action != tt.want {
+			t.Errorf("own command %q: %s (%s), want %s", tt.own, got.Action, got.Reason, tt.want)
+		}
+	}
+}
+
+// TestConformanceTable writes the conformance table of docs/reliability.md
+// to $CONFORMANCE_TABLE, so that the table says what the suite runs.
+func TestConformanceTable(t *testing.T) {
+	out := os.Getenv("CONFORMANCE_TABLE")
+	if out == "" {
+		t.Skip("set CONFORMANCE_TABLE to write the table")
+	}
+	if err := os.WriteFile(out, []byte(conformance.Table(conformance.Rows())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRunning: the gateway the supervisor waits for, rather than starting
+// its own, is the one Hermes' get_running_pid would find.
+func TestRunning(t *testing.T) {
+	want := map[string]bool{"P01": true, "P11": true, "P11f": false, "P20": false, "O03": true, "O19": true, "O24": true, "P17": false}
+	bin := conformance.NewBin(t)
+	for _, row := range conformance.Rows() {
+		running, ok := want[row.ID]
+		if !ok {
+			continue
+		}
+		t.Run(row.ID, func(t *testing.T) {
+			if ok, why := row.Runs(); !ok {
+				t.Skip(why)
+			}
+			e := conformance.NewEnv(t, bin)
+			row.Build(e)
+			s := New(Layout{Home: e.Home, LockDir: e.LockDir}, prober, zaptest.NewLogger(t), time.Now)
+			got, ok := s.Running(context.Background())
+			if ok != running {
+				t.Fatalf("%s (%s): running=%v (%+v), want %v", row.ID, row.Layout, ok, got, running)
+			}
+		})
+	}
+}

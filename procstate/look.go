@@ -1,0 +1,66 @@
+package procstate
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Live is one look at a running process, holding what Hermes' own checks
+// read: whether it is a zombie or stopped, its start time and its command
+// line.
+type Live struct {
+	PID     int
+	Zombie  bool
+	Stopped bool
+	// StartTime is in Hermes units (see Identity); nil when unknown.
+	StartTime *int64
+	// NaiveStartTime is what Hermes itself records on Linux, where it
+	// splits /proc/<pid>/stat on whitespace: when comm holds spaces or ')'
+	// that lands on another field. Nil when it equals StartTime or cannot
+	// be had.
+	NaiveStartTime *int64
+	// Argv is the live command line; nil when it cannot be read.
+	Argv []string
+}
+
+// Look inspects pid once. It wraps ErrNoProcess when no process has the
+// pid and ErrPermission when it may not be inspected.
+func (p *Prober) Look(ctx context.Context, pid int) (Live, error) {
+	l := Live{PID: pid}
+	if pid <= 0 {
+		return l, fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
+	}
+	st, err := readLive(ctx, pid)
+	if err != nil {
+		return l, err
+	}
+	l.Zombie, l.Stopped, l.StartTime, l.NaiveStartTime = st.zombie, st.stopped, st.start, st.naiveStart
+	if argv, err := cmdline(ctx, pid); err == nil && len(argv) > 0 {
+		l.Argv = argv
+	}
+	return l, nil
+}
+
+// StartTimesConflict reports whether a recorded start time proves that l
+// is not the process that recorded it, by Hermes' rule: both are known and
+// differ. What "known" and "differ" mean follows the platform (see
+// compareStart): Hermes' own arithmetic on Linux, its rounding of the
+// create time elsewhere.
+func StartTimesConflict(recorded *int64, l Live, now time.Time) bool {
+	if recorded == nil || l.StartTime == nil {
+		return false
+	}
+	same, known := compareStart(*recorded, l, now)
+	return known && !same
+}
+
+// StartTimesEqual reports whether both start times are known and name the
+// same start: the proof the stricter-than-Hermes rule needs.
+func StartTimesEqual(recorded *int64, l Live, now time.Time) bool {
+	if recorded == nil || l.StartTime == nil {
+		return false
+	}
+	same, known := compareStart(*recorded, l, now)
+	return known && same
+}
