@@ -35,6 +35,9 @@ type Child struct {
 	Ready     bool      `json:"ready"`
 	// Adopted marks a gateway left running by a previous supervisor.
 	Adopted bool `json:"adopted,omitempty"`
+	// NonceHash is the hash of the nonce in the gateway's environment
+	// (see EnvNonce): what proves it ours to a successor.
+	NonceHash string `json:"nonce_sha256,omitempty"`
 }
 
 // Identity returns the child's process identity.
@@ -59,6 +62,13 @@ type Status struct {
 	NextStart *time.Time        `json:"next_start,omitempty"`
 	Locks     []lockstore.Entry `json:"locks,omitempty"`
 	UpdatedAt time.Time         `json:"updated_at"`
+	// BootID names the boot the supervisor ran in (platform.BootID): a
+	// successor trusts nothing a file of another boot names.
+	BootID string `json:"boot_id,omitempty"`
+	// NonceHash is the hash of this run's nonce (see EnvNonce).
+	NonceHash string `json:"nonce_sha256,omitempty"`
+	// Command is the gateway command line the supervisor launches.
+	Command []string `json:"command,omitempty"`
 	// Source says where the answer came from: the live "endpoint", or the
 	// "state-file" a supervisor left behind.
 	Source string `json:"source"`
