@@ -630,7 +630,7 @@ func (s *Store) Owned(_ context.Context, owner procstate.Identity) ([]Entry, err
 
 // RuntimeLockHeld reports whether some process holds gateway.lock.
 func (s *Store) RuntimeLockHeld() (bool, error) {
-	f, err := os.OpenFile(s.layout.RuntimeLock(), os.O_RDWR, 0)
+	f, err := platform.OpenLockFile(s.layout.RuntimeLock(), false)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}

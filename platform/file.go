@@ -47,8 +47,8 @@ func ReadRegularFile(path string, max int64) ([]byte, error) {
 	return b, nil
 }
 
-// OpenLockFile opens (creating with mode 0644) the lock file path for
-// reading and writing. Like ReadRegularFile it refuses a symlink, reparse
-// point, FIFO, device or directory, so a lock taken as root cannot be
-// turned into a write to another file.
-func OpenLockFile(path string) (*os.File, error) { return openLockFile(path) }
+// OpenLockFile opens the lock file path for reading and writing, creating
+// it with mode 0644 when create is set. Like ReadRegularFile it refuses a
+// symlink, reparse point, FIFO, device or directory, so a lock taken as
+// root cannot be turned into a write to another file.
+func OpenLockFile(path string, create bool) (*os.File, error) { return openLockFile(path, create) }

@@ -110,8 +110,12 @@ func readRegularFile(path string, max int64) ([]byte, error) {
 	return buf[:n], nil
 }
 
-func openLockFile(path string) (*os.File, error) {
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0o644)
+func openLockFile(path string, create bool) (*os.File, error) {
+	flags := unix.O_RDWR | unix.O_CLOEXEC | unix.O_NOFOLLOW | unix.O_NONBLOCK
+	if create {
+		flags |= unix.O_CREAT
+	}
+	fd, err := unix.Open(path, flags, 0o644)
 	if errors.Is(err, unix.ELOOP) {
 		err = ErrNotRegular
 	}

@@ -110,6 +110,10 @@ func readRegularFile(path string, max int64) ([]byte, error) {
 	return b, nil
 }
 
-func openLockFile(path string) (*os.File, error) {
-	return openNoReparse(path, windows.GENERIC_READ|windows.GENERIC_WRITE, windows.OPEN_ALWAYS)
+func openLockFile(path string, create bool) (*os.File, error) {
+	disposition := uint32(windows.OPEN_EXISTING)
+	if create {
+		disposition = windows.OPEN_ALWAYS
+	}
+	return openNoReparse(path, windows.GENERIC_READ|windows.GENERIC_WRITE, disposition)
 }

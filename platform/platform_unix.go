@@ -96,15 +96,14 @@ func ListenControl(addr string, users ...string) (net.Listener, error) {
 	if err := os.Remove(addr); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("remove stale socket %s: %w", addr, err)
 	}
+	// The umask makes the socket 0600 as bind creates it. No chmod by path
+	// follows: between bind and chmod the path could be swapped for a
+	// link, and the chmod would land on the link's target.
 	old := syscall.Umask(0o177)
 	ln, err := net.Listen("unix", addr)
 	syscall.Umask(old)
 	if err != nil {
 		return nil, fmt.Errorf("listen %s: %w", addr, err)
-	}
-	if err := os.Chmod(addr, 0o600); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("chmod %s: %w", addr, err)
 	}
 	return ln, nil
 }

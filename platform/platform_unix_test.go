@@ -390,7 +390,7 @@ func TestOpenLockFileNeverFollowsALink(t *testing.T) {
 	if err := os.Symlink(secret, link); err != nil {
 		t.Fatal(err)
 	}
-	if f, err := OpenLockFile(link); !errors.Is(err, ErrNotRegular) {
+	if f, err := OpenLockFile(link, true); !errors.Is(err, ErrNotRegular) {
 		if f != nil {
 			f.Close()
 		}
@@ -400,13 +400,13 @@ func TestOpenLockFileNeverFollowsALink(t *testing.T) {
 	if err := unix.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenLockFile(fifo); err == nil {
+	if _, err := OpenLockFile(fifo, true); err == nil {
 		t.Fatal("a FIFO was opened as a lock file")
 	}
 	if b, _ := os.ReadFile(secret); string(b) != "root only" {
 		t.Fatalf("the link's target changed: %q", b)
 	}
-	f, err := OpenLockFile(filepath.Join(dir, "new.lock"))
+	f, err := OpenLockFile(filepath.Join(dir, "new.lock"), true)
 	if err != nil {
 		t.Fatal(err)
 	}

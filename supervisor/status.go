@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
+	"github.com/hermes-agent/hermes-supervisor/platform"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
@@ -123,13 +124,20 @@ func (s *Status) WriteText(w io.Writer, now time.Time) error {
 // ErrNoState reports that no supervisor has left a state file.
 var ErrNoState = errors.New("no supervisor state file")
 
+// maxStatusFile bounds the state file we read: ours is a few hundred bytes,
+// and a hostile one must not cost memory.
+const maxStatusFile = 1 << 20
+
 // ReadStatusFile reads the state file a supervisor keeps for shells that
-// cannot reach its endpoint.
+// cannot reach its endpoint. A symlink, FIFO, device or file over 1 MiB is
+// refused (see platform.ReadRegularFile), never followed or waited on.
 func ReadStatusFile(path string) (*Status, error) {
-	b, err := os.ReadFile(path)
+	b, err := platform.ReadRegularFile(path, maxStatusFile)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("%s: %w", path, ErrNoState)
+	case errors.Is(err, platform.ErrNotRegular), errors.Is(err, platform.ErrTooBig):
+		return nil, &lockstore.FileError{Path: path, Op: "read", Err: err, Hint: "it is not a state file any supervisor wrote; remove it"}
 	case err != nil:
 		return nil, &lockstore.FileError{Path: path, Op: "read", Err: err, Hint: "run status as a user that may read the Hermes home"}
 	}

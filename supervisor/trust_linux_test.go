@@ -255,3 +255,19 @@ func TestReclaimNeedsTheNonce(t *testing.T) {
 		})
 	}
 }
+
+// TestHostileStateFileDoesNotHangStartUp: a FIFO (or a link to /dev/zero)
+// at the state file hung begin() with SIGTERM ignored, or ate memory.
+func TestHostileStateFileDoesNotHangStartUp(t *testing.T) {
+	for _, kind := range []string{"fifo", "link to dev zero", "huge sparse file"} {
+		t.Run(kind, func(t *testing.T) {
+			h := newHome(t)
+			files := hostileFiles(t, t.TempDir())
+			if err := os.Rename(files[kind], h.layout.SupervisorState()); err != nil {
+				t.Fatal(err)
+			}
+			h.run(func(c *Config) {})
+			h.waitReady()
+		})
+	}
+}

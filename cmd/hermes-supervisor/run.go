@@ -248,7 +248,7 @@ func lockOwner(ctx context.Context, path string) int {
 // lock the OS drops if we die: a pid file could go stale, this cannot.
 func lockHome(ctx context.Context, l lockstore.Layout) (func(), error) {
 	path := l.SupervisorLock()
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := platform.OpenLockFile(path, true)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w: check the permissions of the Hermes home", path, err)
 	}
