@@ -4,6 +4,7 @@ package platform
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -52,6 +53,31 @@ func TestMain(m *testing.M) {
 		os.Exit(7) // SIGTERM received
 	case "sleep":
 		select {}
+	case "squat": // bind the address as whoever we run as, and answer lies
+		ln, err := net.Listen("unix", os.Getenv("PLATFORM_ADDR"))
+		if err != nil {
+			os.Exit(3)
+		}
+		os.Stdout.WriteString("bound\n")
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				os.Exit(0)
+			}
+			_, _ = c.Write([]byte(`{"ok":true,"status":{"state":"running"}}` + "\n"))
+			c.Close()
+		}
+	case "dial": // dial the address as whoever we run as
+		c, err := DialControl(context.Background(), os.Getenv("PLATFORM_ADDR"))
+		switch {
+		case errors.Is(err, ErrForeignPeer):
+			os.Exit(5)
+		case err != nil:
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(3)
+		}
+		c.Close()
+		os.Exit(0)
 	}
 	// Orphaned grandchildren are reparented to us, so the test can see them
 	// die instead of guessing.
