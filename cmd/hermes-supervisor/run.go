@@ -203,6 +203,9 @@ func prepareDirs(l lockstore.Layout) error {
 		if err := os.MkdirAll(d.path, 0o700); err != nil {
 			return fmt.Errorf("create %s: %w: pass %s to a directory you may write", d.path, err, d.flag)
 		}
+		if err := platform.CheckOwnDir(d.path); err != nil {
+			return fmt.Errorf("%w: run the supervisor as the directory's owner, or pass %s to a directory only you can write", err, d.flag)
+		}
 		if err := probeDir(d.path); err != nil {
 			return fmt.Errorf("%w: fix its permissions, run as its owner, or pass %s to another directory", err, d.flag)
 		}
