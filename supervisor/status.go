@@ -63,6 +63,10 @@ type Status struct {
 	NextStart *time.Time        `json:"next_start,omitempty"`
 	Locks     []lockstore.Entry `json:"locks,omitempty"`
 	UpdatedAt time.Time         `json:"updated_at"`
+	// StartupError says why the last start could not happen (a missing,
+	// read-only or full home or lock dir, or a deleted home); such failures
+	// never count toward the crash loop and are retried until they clear.
+	StartupError string `json:"startup_error,omitempty"`
 	// BootID names the boot the supervisor ran in (platform.BootID): a
 	// successor trusts nothing a file of another boot names.
 	BootID string `json:"boot_id,omitempty"`

@@ -36,20 +36,24 @@ type Supervisor struct {
 	prev   proof  // what the predecessor's state file proves; set by begin
 
 	// Owned by the Run goroutine.
-	state     State
-	reason    string
-	child     *Child
-	run       runner
-	hist      History
-	restarts  int
-	blocked   int  // consecutive starts refused by a foreign gateway
-	hadChild  bool // a gateway ran before: the next start is a restart
-	lastExit  *Exit
-	nextStart *time.Time
-	shutdown  bool    // exit Run once stopped
-	restart   bool    // start again once stopped
-	waiters   []reply // answered once the pending stop/restart completes
-	timers    loopTimers
+	state    State
+	reason   string
+	child    *Child
+	run      runner
+	hist     History
+	restarts int
+	blocked  int // consecutive starts refused by a foreign gateway
+	// consecutive starts refused by an unusable home or lock dir, and why
+	startFails   int
+	startupError string
+	homeSeen     bool // the home was usable once: its absence is a deletion
+	hadChild     bool // a gateway ran before: the next start is a restart
+	lastExit     *Exit
+	nextStart    *time.Time
+	shutdown     bool    // exit Run once stopped
+	restart      bool    // start again once stopped
+	waiters      []reply // answered once the pending stop/restart completes
+	timers       loopTimers
 }
 
 type loopTimers struct {
@@ -366,6 +370,10 @@ func (s *Supervisor) reclaim(ctx context.Context, o *orphan, c Child, prevSuperv
 // start sweeps stale files and starts the gateway, unless a live gateway
 // we do not own holds the home.
 func (s *Supervisor) start(ctx context.Context) {
+	if err := s.probeDirs(); err != nil {
+		s.startupFailed(err)
+		return
+	}
 	if _, err := s.store.Sweep(ctx, false); err != nil {
 		s.log.Warn("some files could not be judged; starting anyway", zap.Error(err))
 	}
@@ -380,8 +388,13 @@ func (s *Supervisor) start(ctx context.Context) {
 	s.blocked = 0
 	// The nonce's hash reaches the state file before any process carries
 	// the nonce: a successor can then prove the gateway even if we die
-	// before recording it.
-	s.persist()
+	// before recording it. A state file we cannot write is a start-up
+	// failure: the gateway would be unprovable, and could not start well.
+	s.startFails, s.startupError = 0, ""
+	if _, err := s.persist(); err != nil {
+		s.startupFailed(fmt.Errorf("%w: %w", errUnusableDir, err))
+		return
+	}
 	cfg := s.cfg
 	cfg.Env = append(slices.Clip(cfg.Env), EnvNonce+"="+s.nonce)
 	st, err := startChild(&cfg, s.self, s.log, s.clock)
@@ -480,8 +493,15 @@ func (s *Supervisor) exited(ctx context.Context, e Exit) {
 	s.afterExit(ctx, e)
 }
 
-// afterExit applies the restart policy to an exit nobody asked for.
+// afterExit applies the restart policy to an exit nobody asked for. A
+// gateway that died because its home or lock dir became unusable did not
+// crash: that is a start-up failure, retried until the cause clears.
 func (s *Supervisor) afterExit(ctx context.Context, e Exit) {
+	if err := s.probeDirs(); err != nil {
+		s.lastExit = &e
+		s.startupFailed(err)
+		return
+	}
 	d := s.cfg.Policy.Decide(&s.hist, e, s.rnd)
 	if d.Verdict == Fail {
 		s.lastExit = &e
@@ -575,7 +595,7 @@ func (s *Supervisor) transition(to State, reason string) {
 	} else {
 		s.log.Info("state", fields...)
 	}
-	snap := s.persist()
+	snap, _ := s.persist()
 	if s.cfg.OnTransition != nil {
 		s.cfg.OnTransition(snap)
 	}
@@ -583,28 +603,30 @@ func (s *Supervisor) transition(to State, reason string) {
 
 // persist writes the state file, for shells that cannot reach the endpoint
 // and for the successor that must prove our gateway ours.
-func (s *Supervisor) persist() *Status {
+func (s *Supervisor) persist() (*Status, error) {
 	snap := s.snapshot()
-	if err := writeStatusFile(s.cfg.Layout.SupervisorState(), snap); err != nil {
+	err := writeStatusFile(s.cfg.Layout.SupervisorState(), snap)
+	if err != nil {
 		s.log.Warn("could not write the supervisor state file", zap.Error(err))
 	}
-	return snap
+	return snap, err
 }
 
 func (s *Supervisor) snapshot() *Status {
 	st := &Status{
-		State:     s.state,
-		Reason:    s.reason,
-		Home:      s.cfg.Layout.Home,
-		LockDir:   s.cfg.Layout.LockDir,
-		Restarts:  s.restarts,
-		LastExit:  s.lastExit,
-		NextStart: s.nextStart,
-		UpdatedAt: s.clock.Now(),
-		Source:    "endpoint",
-		BootID:    s.bootID,
-		NonceHash: s.hashed,
-		Command:   slices.Clone(s.cfg.Command),
+		State:        s.state,
+		Reason:       s.reason,
+		Home:         s.cfg.Layout.Home,
+		LockDir:      s.cfg.Layout.LockDir,
+		Restarts:     s.restarts,
+		LastExit:     s.lastExit,
+		NextStart:    s.nextStart,
+		UpdatedAt:    s.clock.Now(),
+		Source:       "endpoint",
+		BootID:       s.bootID,
+		NonceHash:    s.hashed,
+		StartupError: s.startupError,
+		Command:      slices.Clone(s.cfg.Command),
 	}
 	st.Supervisor.PID, st.Supervisor.StartTime, st.Supervisor.Argv = s.self.PID, s.self.StartTime, s.self.Argv
 	if s.child != nil {
