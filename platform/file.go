@@ -52,3 +52,7 @@ func ReadRegularFile(path string, max int64) ([]byte, error) {
 // symlink, reparse point, FIFO, device or directory, so a lock taken as
 // root cannot be turned into a write to another file.
 func OpenLockFile(path string, create bool) (*os.File, error) { return openLockFile(path, create) }
+
+// FreeSpace returns the bytes an unprivileged user may still write on the
+// filesystem that holds dir.
+func FreeSpace(dir string) (uint64, error) { return freeSpace(dir) }

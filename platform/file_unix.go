@@ -134,3 +134,11 @@ func openLockFile(path string, create bool) (*os.File, error) {
 	// A regular file ignores O_NONBLOCK for I/O; flock does not see it.
 	return os.NewFile(uintptr(fd), path), nil
 }
+
+func freeSpace(dir string) (uint64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, &os.PathError{Op: "statfs", Path: dir, Err: err}
+	}
+	return st.Bavail * uint64(st.Bsize), nil //nolint:unconvert // int64 on linux, uint32 on darwin
+}

@@ -117,3 +117,15 @@ func openLockFile(path string, create bool) (*os.File, error) {
 	}
 	return openNoReparse(path, windows.GENERIC_READ|windows.GENERIC_WRITE, disposition)
 }
+
+func freeSpace(dir string) (uint64, error) {
+	p, err := windows.UTF16PtrFromString(dir)
+	if err != nil {
+		return 0, &os.PathError{Op: "statfs", Path: dir, Err: err}
+	}
+	var avail, total, free uint64
+	if err := windows.GetDiskFreeSpaceEx(p, &avail, &total, &free); err != nil {
+		return 0, &os.PathError{Op: "statfs", Path: dir, Err: err}
+	}
+	return avail, nil
+}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/hermes-agent/hermes-supervisor/platform"
 )
 
 // ErrHomeDeleted reports that the home disappeared while a supervisor
@@ -14,6 +16,9 @@ var ErrHomeDeleted = errors.New("the home was deleted under the running supervis
 // right now: missing, read-only or full. It is not the gateway's fault and
 // does not count toward the crash loop.
 var errUnusableDir = errors.New("directory unusable")
+
+// minFreeSpace is the room below which the home or lock dir counts as full.
+const minFreeSpace = 1 << 20
 
 // probeDirs checks, by doing it, that a file can be created and removed in
 // the home and the lock dir. Permission bits, read-only mounts, a full disk
@@ -31,6 +36,11 @@ func (s *Supervisor) probeDirs() error {
 				return fmt.Errorf("%s: %w", d.path, ErrHomeDeleted)
 			}
 			return fmt.Errorf("%s %s does not exist: %w", d.what, d.path, errUnusableDir)
+		}
+		// A disk with almost no room is full for the gateway (it logs,
+		// writes sessions) even while a probe file still fits.
+		if free, err := platform.FreeSpace(d.path); err == nil && free < minFreeSpace {
+			return fmt.Errorf("%s %s: the disk is full (%d KiB free): %w", d.what, d.path, free>>10, errUnusableDir)
 		}
 		f, err := os.CreateTemp(d.path, ".hermes-supervisor-probe-*")
 		if err != nil {
