@@ -137,6 +137,17 @@ func (o *orphan) abandon(why error) {
 	})
 }
 
+// unproven handles a failed proof: a gateway that has just exited (dead,
+// or a zombie whose environment is gone) is left to wait, which then
+// clears its helpers; a live process that is no longer provably ours is
+// abandoned.
+func (o *orphan) unproven(err error) {
+	if o.prober.Judge(context.Background(), o.id, o.matches).Verdict.Stale() {
+		return
+	}
+	o.abandon(err)
+}
+
 func (o *orphan) isAbandoned() bool {
 	select {
 	case <-o.abandoned:
@@ -159,7 +170,7 @@ func (o *orphan) Terminate() error {
 	}
 	defer p.Release()
 	if _, err := o.proof.checkRecorded(context.Background(), o.id); err != nil {
-		o.abandon(err)
+		o.unproven(err)
 		return nil
 	}
 	o.log.Info("asking the gateway of a previous supervisor to stop", zap.Int("pid", o.id.PID),
@@ -174,7 +185,7 @@ func (o *orphan) Terminate() error {
 func (o *orphan) Kill() error {
 	c, err := o.proof.checkRecorded(context.Background(), o.id)
 	if err != nil {
-		o.abandon(err)
+		o.unproven(err)
 		return nil
 	}
 	o.log.Warn("killing the gateway of a previous supervisor, with its process group", zap.Int("pid", o.id.PID),

@@ -281,6 +281,9 @@ func (s *Supervisor) begin(ctx context.Context) {
 		}
 		s.killProven(ctx, c, true, "a second gateway a previous supervisor of this home left running")
 	}
+	if prev != nil && prev.Child == nil {
+		s.zombieGatewayGroups(ctx, carriers, groups)
+	}
 	for _, c := range carriers {
 		switch {
 		case isGateway(c):
@@ -293,6 +296,34 @@ func (s *Supervisor) begin(ctx context.Context) {
 	}
 	if reclaimed == 0 {
 		s.start(ctx)
+	}
+}
+
+// zombieGatewayGroups adds the group of a gateway that died as a zombie
+// after its supervisor was killed between starting it and recording it
+// (a gateway whose stderr pipe broke dies of SIGPIPE). The zombie's
+// environment is gone, but it still holds its pid and start time, and the
+// gateway is the ancestor of every process that carries the nonce: a
+// zombie group leader that started no later than all of them is it. A
+// leader already reaped proves nothing, and its group is left alone.
+func (s *Supervisor) zombieGatewayGroups(ctx context.Context, carriers []carrier, groups map[int]bool) {
+	if len(carriers) == 0 {
+		return
+	}
+	first := *carriers[0].id.StartTime // carriers are sorted oldest first
+	for _, c := range carriers {
+		l := c.pgid
+		if l <= 1 || l == c.id.PID || groups[l] {
+			continue
+		}
+		obs := s.prober.Judge(ctx, procstate.Identity{PID: l}, nil)
+		if obs.Verdict != procstate.Zombie || obs.Live.StartTime == nil || *obs.Live.StartTime > first {
+			continue
+		}
+		s.log.Warn("the gateway of a killed supervisor died unrecorded; its helpers carry its nonce",
+			zap.Int("pgid", l), zap.Int64p("leader_start_time", obs.Live.StartTime),
+			zap.String("evidence", "zombie group leader that started before every process carrying the nonce"))
+		groups[l] = true
 	}
 }
 

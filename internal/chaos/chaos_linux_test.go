@@ -343,16 +343,40 @@ func processesOf(home string, subcommands ...string) []procInfo {
 }
 
 // gateways splits the demo gateways of home into gateways and the
-// grandchildren they spawned.
+// grandchildren they spawned. A gateway's child between fork and exec
+// still shows the gateway's argv: it counts as a helper, not a gateway.
 func gateways(home string) (gws, helpers []procInfo) {
-	for _, p := range processesOf(home, demogateway.Command) {
-		if slices.Contains(p.argv, "-sleep") {
+	ps := processesOf(home, demogateway.Command)
+	pids := map[int]bool{}
+	for _, p := range ps {
+		pids[p.pid] = true
+	}
+	for _, p := range ps {
+		if slices.Contains(p.argv, "-sleep") || pids[parentOf(p.pid)] {
 			helpers = append(helpers, p)
 		} else {
 			gws = append(gws, p)
 		}
 	}
 	return gws, helpers
+}
+
+// parentOf reads pid's parent from /proc, or 0.
+func parentOf(pid int) int {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
 }
 
 // killAll leaves nothing of h running when a test ends, whatever happened.

@@ -520,7 +520,7 @@ func TestHostile(t *testing.T) {
 			})
 		}
 	}
-	c := count{"9. hostile files, processes and sockets, in a private PID namespace", tried, survived,
+	c := count{"10. hostile files, processes and sockets, in a private PID namespace", tried, survived,
 		"forged state naming pid 1, a group leader, another user's process; state of another boot; pid reuse into a group leader whose leader exits; forged HERMES_SUPERVISOR and nonce tags; symlinked lock and state file under root; FIFO, /dev/zero and 2 GiB state and config files; a squatted socket; a full, then read-only home. Sentinels that record every signal were never signalled, a root-only file outside the home kept its bytes, status never hung, and a full or read-only home never drove the supervisor to failed"}
 	if path := os.Getenv(tallyEnv); path != "" && !t.Failed() {
 		b, _ := json.Marshal(c)
