@@ -8,9 +8,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"go.uber.org/zap/zaptest"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/pidns"
 	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
@@ -270,4 +273,31 @@ func TestHostileStateFileDoesNotHangStartUp(t *testing.T) {
 			h.waitReady()
 		})
 	}
+}
+
+// TestUnprovableOrphanIsAbandoned: a reclaimed gateway that can no longer be
+// proven ours (or cannot be killed) when the stop timeout fires is left
+// alone and stops being waited for, so the supervisor answers stop. The
+// old code waited forever on a pid it could not end (pid 1 after kill(-1)).
+func TestUnprovableOrphanIsAbandoned(t *testing.T) {
+	s := startSentinel(t)
+	p := proof{prober: procstate.NewProber(procstate.Options{StartTolerance: -1}), self: os.Getpid(), home: "/nowhere", hashes: []string{"not-its-nonce"}}
+	o := newOrphan(s.id, p, zaptest.NewLogger(t), SystemClock{}, time.Now(), nil)
+	done := make(chan Exit, 1)
+	go func() { done <- o.wait(context.Background()) }()
+	if err := o.Terminate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case e := <-done:
+		if !o.isAbandoned() || !strings.Contains(e.Signal, "left running") {
+			t.Fatalf("exit %+v, abandoned %v", e, o.isAbandoned())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("still waiting on an orphan it may not signal")
+	}
+	s.untouched()
 }
