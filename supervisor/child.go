@@ -42,8 +42,9 @@ type started struct {
 }
 
 // EnvSupervisor names, in every gateway's environment, the supervisor that
-// started it, as "<pid>:<start time>": a successor recognises by it a gateway
-// whose supervisor was killed before it could record the gateway's pid.
+// started it, as "<pid>:<start time>", for people reading ps. It proves
+// nothing (anyone can set it, and every descendant inherits it); EnvNonce
+// is what a successor checks.
 const EnvSupervisor = "HERMES_SUPERVISOR"
 
 func supervisorTag(self procstate.Identity) string {
