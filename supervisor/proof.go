@@ -51,7 +51,8 @@ type proof struct {
 // carrier is a live process that carries one of a proof's nonces.
 type carrier struct {
 	id   procstate.Identity
-	pgid int // 0 where the OS has no process groups
+	pgid int    // 0 where the OS has no process groups
+	hash string // the hash of the nonce it carries
 }
 
 // check proves pid: alive, not init, not us, with a known start time, and
@@ -96,7 +97,7 @@ func (p proof) check(ctx context.Context, pid int) (carrier, error) {
 	if err != nil || !again.Same(id) {
 		return c, fmt.Errorf("pid %d: %w: it exited while being read", pid, ErrNotProven)
 	}
-	c.id = id
+	c.id, c.hash = id, hashNonce(nonce)
 	if pg, err := platform.ProcessGroup(pid); err == nil {
 		c.pgid = pg
 	}

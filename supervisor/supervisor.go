@@ -275,7 +275,7 @@ func (s *Supervisor) begin(ctx context.Context) {
 		groups[c.id.PID] = true
 		if reclaimed == 0 {
 			o := newOrphan(c.id, s.prev, s.log, s.clock, s.clock.Now(), s.killHelpers)
-			s.reclaim(ctx, o, Child{PID: c.id.PID, StartTime: c.id.StartTime, Argv: c.id.Argv, StartedAt: s.clock.Now(), NonceHash: s.prev.hashes[0]}, prev.Supervisor.PID)
+			s.reclaim(ctx, o, Child{PID: c.id.PID, StartTime: c.id.StartTime, Argv: c.id.Argv, StartedAt: s.clock.Now(), NonceHash: c.hash}, prev.Supervisor.PID)
 			reclaimed = c.id.PID
 			continue
 		}
@@ -286,7 +286,7 @@ func (s *Supervisor) begin(ctx context.Context) {
 	}
 	for _, c := range carriers {
 		switch {
-		case isGateway(c):
+		case isGateway(c) || c.id.PID == reclaimed:
 		case groups[c.pgid]:
 			s.killProven(ctx, c, false, "a helper a previous supervisor's gateway left running in its process group")
 		default:
