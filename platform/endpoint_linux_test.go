@@ -96,13 +96,19 @@ func TestSquattedSocket(t *testing.T) {
 }
 
 func TestListenControlRefusesSharedDirs(t *testing.T) {
-	for _, mode := range []os.FileMode{0o777, 0o1777, 0o775} {
+	for _, mode := range []os.FileMode{0o777, 0o777 | os.ModeSticky, 0o775} {
 		dir := filepath.Join(t.TempDir(), "d")
 		if err := os.Mkdir(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.Chmod(dir, mode); err != nil {
 			t.Fatal(err)
+		}
+		if mode == 0o775 {
+			// Group write counts when the group is not our own.
+			if err := os.Chown(dir, -1, os.Getegid()+1); err != nil {
+				t.Skipf("chown: %v", err)
+			}
 		}
 		if ln, err := ListenControl(filepath.Join(dir, "s.sock")); !errors.Is(err, ErrUnsafeDir) {
 			if ln != nil {

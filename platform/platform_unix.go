@@ -114,8 +114,10 @@ func checkPrivateDir(dir string, create bool) error {
 		return fmt.Errorf("%s is not a directory (a link?): %w", dir, ErrUnsafeDir)
 	case int(st.Uid) != os.Geteuid():
 		return fmt.Errorf("%s is owned by uid %d, not by uid %d: %w", dir, st.Uid, os.Geteuid(), ErrUnsafeDir)
-	case st.Mode&0o022 != 0:
-		return fmt.Errorf("%s has mode %#o, writable by other users: %w", dir, st.Mode&0o777, ErrUnsafeDir)
+	case st.Mode&0o002 != 0 || (st.Mode&0o020 != 0 && int(st.Gid) != os.Getegid()):
+		// Group write is the user's own only under their primary group,
+		// the rule CheckOwnDir applies to the home.
+		return fmt.Errorf("%s has mode %#o, writable by other users: %w", dir, st.Mode&0o7777, ErrUnsafeDir)
 	}
 	return nil
 }
