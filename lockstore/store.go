@@ -535,7 +535,7 @@ func (s *Store) judgeMarker(path string) (judged, bool) {
 
 // RuntimeLockHeld reports whether some process holds gateway.lock.
 func (s *Store) RuntimeLockHeld() (bool, error) {
-	f, err := os.OpenFile(s.layout.RuntimeLock(), os.O_RDWR, 0)
+	f, err := platform.OpenLockFile(s.layout.RuntimeLock(), false)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}

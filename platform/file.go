@@ -2,6 +2,7 @@ package platform
 
 import (
 	"errors"
+	"os"
 	"time"
 )
 
@@ -24,3 +25,34 @@ func (s FileStamp) ModTime() time.Time { return s.modTime }
 func (s FileStamp) Same(o FileStamp) bool {
 	return s.id == o.id && s.size == o.size && s.modTime.Equal(o.modTime)
 }
+
+// ErrTooBig reports a file larger than its reader accepts; it is never read
+// into memory.
+var ErrTooBig = errors.New("file too big")
+
+// ReadRegularFile reads the regular file path, at most max bytes. It never
+// follows a final symlink (or reparse point), never blocks on a FIFO and
+// refuses devices and directories with ErrNotRegular, so a hostile file in
+// a directory someone else can write cannot hang, redirect or exhaust the
+// reader. A larger file is an error wrapping ErrTooBig that names it.
+func ReadRegularFile(path string, max int64) ([]byte, error) {
+	b, err := readRegularFile(path, max)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return nil, err
+		}
+		return nil, &os.PathError{Op: "read", Path: path, Err: err}
+	}
+	return b, nil
+}
+
+// OpenLockFile opens the lock file path for reading and writing, creating
+// it with mode 0644 when create is set. Like ReadRegularFile it refuses a
+// symlink, reparse point, FIFO, device or directory, so a lock taken as
+// root cannot be turned into a write to another file.
+func OpenLockFile(path string, create bool) (*os.File, error) { return openLockFile(path, create) }
+
+// FreeSpace returns the bytes an unprivileged user may still write on the
+// filesystem that holds dir.
+func FreeSpace(dir string) (uint64, error) { return freeSpace(dir) }

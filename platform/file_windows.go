@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"fmt"
 	"io"
 	"os"
 
@@ -61,4 +62,70 @@ func windowsFileID(path string) fileID {
 		return fileID{}
 	}
 	return fileID{info.VolumeSerialNumber, info.FileIndexHigh, info.FileIndexLow}
+}
+
+// openNoReparse opens path without following a final reparse point (a
+// symlink or junction), sharing delete so an open file never blocks the
+// atomic replace of the state file, and refuses anything but a plain file.
+func openNoReparse(path string, access, disposition uint32) (*os.File, error) {
+	p, err := windows.UTF16PtrFromString(path)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	h, err := windows.CreateFile(p, access,
+		windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE, nil,
+		disposition, windows.FILE_ATTRIBUTE_NORMAL|windows.FILE_FLAG_OPEN_REPARSE_POINT, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	var info windows.ByHandleFileInformation
+	err = windows.GetFileInformationByHandle(h, &info)
+	if err == nil {
+		ft, ferr := windows.GetFileType(h)
+		bad := windows.FILE_ATTRIBUTE_REPARSE_POINT | windows.FILE_ATTRIBUTE_DIRECTORY | windows.FILE_ATTRIBUTE_DEVICE
+		if ferr != nil || ft != windows.FILE_TYPE_DISK || info.FileAttributes&uint32(bad) != 0 {
+			err = ErrNotRegular
+		}
+	}
+	if err != nil {
+		windows.CloseHandle(h)
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(h), path), nil
+}
+
+func readRegularFile(path string, max int64) ([]byte, error) {
+	f, err := openNoReparse(path, windows.GENERIC_READ, windows.OPEN_EXISTING)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, &os.PathError{Op: "read", Path: path, Err: err}
+	}
+	if int64(len(b)) > max {
+		return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: more than %d bytes", ErrTooBig, max)}
+	}
+	return b, nil
+}
+
+func openLockFile(path string, create bool) (*os.File, error) {
+	disposition := uint32(windows.OPEN_EXISTING)
+	if create {
+		disposition = windows.OPEN_ALWAYS
+	}
+	return openNoReparse(path, windows.GENERIC_READ|windows.GENERIC_WRITE, disposition)
+}
+
+func freeSpace(dir string) (uint64, error) {
+	p, err := windows.UTF16PtrFromString(dir)
+	if err != nil {
+		return 0, &os.PathError{Op: "statfs", Path: dir, Err: err}
+	}
+	var avail, total, free uint64
+	if err := windows.GetDiskFreeSpaceEx(p, &avail, &total, &free); err != nil {
+		return 0, &os.PathError{Op: "statfs", Path: dir, Err: err}
+	}
+	return avail, nil
 }

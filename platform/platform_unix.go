@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -72,7 +73,11 @@ func normalizeHome(h string) string { return h }
 // maxSocketPath stays under sun_path (108 on Linux, 104 on macOS).
 const maxSocketPath = 100
 
-// ControlAddress returns the unix socket of the supervisor of home.
+// ControlAddress returns the unix socket of the supervisor of home: in the
+// home, or when that path is too long for a socket, in $XDG_RUNTIME_DIR, or
+// else in a 0700 directory of the user's own in the temp dir. Never a
+// guessable name directly in a shared temp dir, where another user could
+// bind it first.
 func ControlAddress(home string) string {
 	p := filepath.Join(home, "hermes-supervisor.sock")
 	if abs, err := filepath.Abs(p); err == nil {
@@ -81,13 +86,78 @@ func ControlAddress(home string) string {
 	if len(p) < maxSocketPath {
 		return p
 	}
-	return filepath.Join(os.TempDir(), "hermes-supervisor-"+strconv.Itoa(os.Getuid())+"-"+homeHash(home)+".sock")
+	name := "hermes-supervisor-" + homeHash(home) + ".sock"
+	if x := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(x) && len(filepath.Join(x, name)) < maxSocketPath {
+		return filepath.Join(x, name)
+	}
+	return filepath.Join(os.TempDir(), privateDirPrefix+strconv.Itoa(os.Geteuid()), name)
 }
 
+// privateDirPrefix names the per-user fallback directory of sockets.
+const privateDirPrefix = "hermes-supervisor-"
+
+// checkPrivateDir requires dir to be a real directory (not a link) owned by
+// the effective user and writable by nobody else. When create is set, a
+// missing dir is made with mode 0700 first.
+func checkPrivateDir(dir string, create bool) error {
+	if create {
+		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("create %s: %w", dir, err)
+		}
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		return &os.PathError{Op: "lstat", Path: dir, Err: err}
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		return fmt.Errorf("%s is not a directory (a link?): %w", dir, ErrUnsafeDir)
+	case int(st.Uid) != os.Geteuid():
+		return fmt.Errorf("%s is owned by uid %d, not by uid %d: %w", dir, st.Uid, os.Geteuid(), ErrUnsafeDir)
+	case st.Mode&0o002 != 0 || (st.Mode&0o020 != 0 && int(st.Gid) != os.Getegid()):
+		// Group write is the user's own only under their primary group,
+		// the rule CheckOwnDir applies to the home.
+		return fmt.Errorf("%s has mode %#o, writable by other users: %w", dir, st.Mode&0o7777, ErrUnsafeDir)
+	}
+	return nil
+}
+
+// checkOwnDir requires dir (links followed: the home may be a link its
+// owner made) to belong to the effective user and to be writable by no one
+// else; a group-writable dir passes only when its group is the user's own
+// primary group, the usual user-private-group setup.
+func checkOwnDir(dir string) error {
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		return &os.PathError{Op: "stat", Path: dir, Err: err}
+	}
+	switch {
+	case int(st.Uid) != os.Geteuid():
+		return fmt.Errorf("%s is owned by uid %d, and this supervisor runs as uid %d: %w", dir, st.Uid, os.Geteuid(), ErrUnsafeDir)
+	case st.Mode&0o002 != 0:
+		return fmt.Errorf("%s has mode %#o: any user may write it: %w", dir, st.Mode&0o7777, ErrUnsafeDir)
+	case st.Mode&0o020 != 0 && int(st.Gid) != os.Getegid():
+		return fmt.Errorf("%s has mode %#o: group %d may write it: %w", dir, st.Mode&0o7777, st.Gid, ErrUnsafeDir)
+	}
+	return nil
+}
+
+// trustedPeer reports whether uid may be at the other end: the same user,
+// or root (a system supervisor, or an administrator asking). Root as a
+// client trusts only root: it cannot tell a user's own supervisor from
+// another user who squatted the address, so it reads the state file.
+func trustedPeer(uid int) bool { return uid == os.Geteuid() || uid == 0 }
+
 // ListenControl listens on the unix socket addr, reachable only by the
-// current user (mode 0600 from creation on). users, Windows SIDs, mean
-// nothing here.
+// current user (mode 0600 from creation on) in a directory only that user
+// can write; connections from processes of other users are closed
+// unanswered. users, Windows SIDs, mean nothing here.
 func ListenControl(addr string, users ...string) (net.Listener, error) {
+	dir := filepath.Dir(addr)
+	private := strings.HasPrefix(filepath.Base(dir), privateDirPrefix)
+	if err := checkPrivateDir(dir, private); err != nil {
+		return nil, fmt.Errorf("listen %s: %w", addr, err)
+	}
 	if c, err := net.Dial("unix", addr); err == nil {
 		c.Close()
 		return nil, fmt.Errorf("listen %s: %w", addr, ErrEndpointInUse)
@@ -96,17 +166,33 @@ func ListenControl(addr string, users ...string) (net.Listener, error) {
 	if err := os.Remove(addr); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("remove stale socket %s: %w", addr, err)
 	}
+	// The umask makes the socket 0600 as bind creates it. No chmod by path
+	// follows: between bind and chmod the path could be swapped for a
+	// link, and the chmod would land on the link's target.
 	old := syscall.Umask(0o177)
 	ln, err := net.Listen("unix", addr)
 	syscall.Umask(old)
 	if err != nil {
 		return nil, fmt.Errorf("listen %s: %w", addr, err)
 	}
-	if err := os.Chmod(addr, 0o600); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("chmod %s: %w", addr, err)
+	return &peerListener{Listener: ln}, nil
+}
+
+// peerListener drops connections from untrusted users before anyone reads
+// from them.
+type peerListener struct{ net.Listener }
+
+func (l *peerListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if uid, err := peerUID(c); err == nil && trustedPeer(uid) {
+			return c, nil
+		}
+		c.Close()
 	}
-	return ln, nil
 }
 
 // DialControl connects to the unix socket addr.
@@ -115,6 +201,15 @@ func DialControl(ctx context.Context, addr string) (net.Conn, error) {
 	c, err := d.DialContext(ctx, "unix", addr)
 	switch {
 	case err == nil:
+		uid, perr := peerUID(c)
+		if perr != nil {
+			c.Close()
+			return nil, fmt.Errorf("dial %s: %w", addr, perr)
+		}
+		if !trustedPeer(uid) {
+			c.Close()
+			return nil, fmt.Errorf("dial %s: served by uid %d, not uid %d: %w; remove it if no supervisor of yours runs", addr, uid, os.Geteuid(), ErrForeignPeer)
+		}
 		return c, nil
 	case errors.Is(err, os.ErrNotExist), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ENOENT):
 		return nil, fmt.Errorf("dial %s: %w", addr, ErrNoEndpoint)

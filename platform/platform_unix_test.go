@@ -4,6 +4,7 @@ package platform
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -55,6 +56,31 @@ func TestMain(m *testing.M) {
 		for {
 			time.Sleep(time.Hour)
 		}
+	case "squat": // bind the address as whoever we run as, and answer lies
+		ln, err := net.Listen("unix", os.Getenv("PLATFORM_ADDR"))
+		if err != nil {
+			os.Exit(3)
+		}
+		os.Stdout.WriteString("bound\n")
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				os.Exit(0)
+			}
+			_, _ = c.Write([]byte(`{"ok":true,"status":{"state":"running"}}` + "\n"))
+			c.Close()
+		}
+	case "dial": // dial the address as whoever we run as
+		c, err := DialControl(context.Background(), os.Getenv("PLATFORM_ADDR"))
+		switch {
+		case errors.Is(err, ErrForeignPeer):
+			os.Exit(5)
+		case err != nil:
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(3)
+		}
+		c.Close()
+		os.Exit(0)
 	}
 	// Orphaned grandchildren are reparented to us, so the test can see them
 	// die instead of guessing.
@@ -282,59 +308,141 @@ func TestKillGroupTakesALostTree(t *testing.T) {
 	waitGone(t, gc)
 }
 
-func TestKillLeftoversAfterTheLeaderExited(t *testing.T) {
-	// exitedLeader starts a group leader that starts a grandchild and exits;
-	// it returns once the leader has exited, unreaped, so that its zombie
-	// still holds the pid and the group id.
-	exitedLeader := func() (*exec.Cmd, int) {
+func TestKillGroupRefusesInitAndSelf(t *testing.T) {
+	// Old code turned KillGroup(1) into kill(-1, SIGKILL): every process of
+	// the user. Self and our own group are refused the same way.
+	for _, pid := range []int{-1, 0, 1, os.Getpid()} {
+		if err := KillGroup(pid); !errors.Is(err, ErrRefused) {
+			t.Errorf("KillGroup(%d) = %v, want ErrRefused", pid, err)
+		}
+		if err := KillProcess(pid); !errors.Is(err, ErrRefused) {
+			t.Errorf("KillProcess(%d) = %v, want ErrRefused", pid, err)
+		}
+	}
+}
+
+func TestKillGroupOfAMemberSparesItsGroup(t *testing.T) {
+	// A process that does not lead its group is killed alone: the number
+	// is only ever used as a group id after getpgid(pid) == pid.
+	start := func(pgid int) *exec.Cmd {
 		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), "PLATFORM_HELPER=parent", "PLATFORM_EXIT=1")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		out, _ := cmd.StdoutPipe()
+		cmd.Env = append(os.Environ(), "PLATFORM_HELPER=sleep")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: pgid}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		line, _ := bufio.NewReader(out).ReadString('\n')
-		gc, err := strconv.Atoi(strings.TrimSpace(line))
-		if err != nil {
-			t.Fatalf("grandchild pid %q: %v", line, err)
+		return cmd
+	}
+	leader := start(0)
+	t.Cleanup(func() { _ = leader.Process.Kill(); _ = leader.Wait() })
+	member := start(leader.Process.Pid)
+	if err := KillGroup(member.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	if err := member.Wait(); err == nil || member.ProcessState.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("member: %v", err)
+	}
+	if err := unix.Kill(leader.Process.Pid, 0); err != nil {
+		t.Fatalf("the group's leader was signalled too: %v", err)
+	}
+}
+
+func TestReadRegularFileRefusesHostileFiles(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret")
+	if err := os.WriteFile(secret, []byte("root only"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Sparse: 2 GiB that cost nothing on disk and must cost nothing in RAM.
+	if err := f.Truncate(2 << 30); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	mk := func(name string, make func(string) error) string {
+		p := filepath.Join(dir, name)
+		if err := make(p); err != nil {
+			t.Fatal(err)
 		}
-		(&Tree{cmd: cmd}).waitExited()
-		return cmd, gc
+		return p
 	}
+	cases := []struct {
+		name string
+		path string
+		want error
+	}{
+		{"symlink", mk("link", func(p string) error { return os.Symlink(secret, p) }), ErrNotRegular},
+		{"symlink to /dev/zero", mk("zero", func(p string) error { return os.Symlink("/dev/zero", p) }), ErrNotRegular},
+		{"fifo", mk("fifo", func(p string) error { return unix.Mkfifo(p, 0o644) }), ErrNotRegular},
+		{"device", "/dev/null", ErrNotRegular},
+		{"directory", dir, ErrNotRegular},
+		{"huge sparse file", big, ErrTooBig},
+		{"missing", filepath.Join(dir, "none"), os.ErrNotExist},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			done := make(chan error, 1)
+			go func() { _, err := ReadRegularFile(c.path, 1<<20); done <- err }()
+			select {
+			case err := <-done:
+				if !errors.Is(err, c.want) {
+					t.Fatalf("got %v, want %v", err, c.want)
+				}
+				if !strings.Contains(err.Error(), c.path) {
+					t.Fatalf("error does not name the file: %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("ReadRegularFile blocked")
+			}
+		})
+	}
+	b, err := ReadRegularFile(secret, 9)
+	if err != nil || string(b) != "root only" {
+		t.Fatalf("regular file at the limit: %q, %v", b, err)
+	}
+	if _, err := ReadRegularFile(secret, 8); !errors.Is(err, ErrTooBig) {
+		t.Fatalf("one byte over the limit: %v", err)
+	}
+}
 
-	// While the leader's zombie holds its pid, nothing is sent. The
-	// grandchild is ours to reap (we are its subreaper), so how it ended
-	// shows whether KillLeftovers signalled it: SIGKILL, or our SIGTERM.
-	cmd, gc := exitedLeader()
-	if err := KillLeftovers(cmd.Process.Pid); err != nil {
+func TestOpenLockFileNeverFollowsALink(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret")
+	if err := os.WriteFile(secret, []byte("root only"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Wait(); err != nil {
+	link := filepath.Join(dir, "hermes-supervisor.lock")
+	if err := os.Symlink(secret, link); err != nil {
 		t.Fatal(err)
 	}
-	if err := unix.Kill(gc, unix.SIGTERM); err != nil {
-		t.Fatalf("grandchild %d gone before we signalled it: %v", gc, err)
+	if f, err := OpenLockFile(link, true); !errors.Is(err, ErrNotRegular) {
+		if f != nil {
+			f.Close()
+		}
+		t.Fatalf("symlink: %v", err)
 	}
-	var ws unix.WaitStatus
-	if _, err := unix.Wait4(gc, &ws, 0, nil); errors.Is(err, unix.ECHILD) {
-		t.Skip("no subreaper on this OS: how the grandchild ended cannot be seen")
-	} else if err != nil {
+	fifo := filepath.Join(dir, "gateway.lock")
+	if err := unix.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if ws.Signaled() && ws.Signal() == unix.SIGKILL {
-		t.Fatal("grandchild SIGKILLed while the leader's pid was in use")
+	if _, err := OpenLockFile(fifo, true); err == nil {
+		t.Fatal("a FIFO was opened as a lock file")
 	}
-
-	// Once the leader is reaped and its pid free, the group is killed.
-	cmd, gc = exitedLeader()
-	if err := cmd.Wait(); err != nil {
+	if b, _ := os.ReadFile(secret); string(b) != "root only" {
+		t.Fatalf("the link's target changed: %q", b)
+	}
+	f, err := OpenLockFile(filepath.Join(dir, "new.lock"), true)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := KillLeftovers(cmd.Process.Pid); err != nil {
+	defer f.Close()
+	if err := LockFile(f); err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, gc)
 }
 
 func TestReadRegularRefusesLinksAndFIFOs(t *testing.T) {

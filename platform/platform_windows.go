@@ -140,6 +140,10 @@ func DialControl(ctx context.Context, addr string) (net.Conn, error) {
 	c, err := winio.DialPipe(addr, &timeout)
 	switch {
 	case err == nil:
+		if err := checkPipeServer(c); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("dial %s: %w", addr, err)
+		}
 		return c, nil
 	case errors.Is(err, windows.ERROR_FILE_NOT_FOUND), errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("dial %s: %w", addr, ErrNoEndpoint)
@@ -148,3 +152,49 @@ func DialControl(ctx context.Context, addr string) (net.Conn, error) {
 	}
 	return nil, fmt.Errorf("dial %s: %w", addr, err)
 }
+
+// localSystem is the SID of the account a supervisor service runs as.
+const localSystem = "S-1-5-18"
+
+// checkPipeServer requires the process serving the pipe to run as the
+// current user or as LocalSystem: a pipe name is guessable, and another
+// user who created it first would otherwise answer for our supervisor.
+func checkPipeServer(c net.Conn) error {
+	f, ok := c.(interface{ Fd() uintptr })
+	if !ok {
+		return fmt.Errorf("pipe server: %T has no handle", c)
+	}
+	var pid uint32
+	if err := windows.GetNamedPipeServerProcessId(windows.Handle(f.Fd()), &pid); err != nil {
+		return fmt.Errorf("pipe server process: %w", err)
+	}
+	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, pid)
+	if err != nil {
+		return fmt.Errorf("pipe server process %d: %w", pid, err)
+	}
+	defer windows.CloseHandle(h)
+	var tok windows.Token
+	if err := windows.OpenProcessToken(h, windows.TOKEN_QUERY, &tok); err != nil {
+		return fmt.Errorf("pipe server process %d token: %w", pid, err)
+	}
+	defer tok.Close()
+	u, err := tok.GetTokenUser()
+	if err != nil {
+		return fmt.Errorf("pipe server process %d user: %w", pid, err)
+	}
+	me, err := currentUserSID()
+	if err != nil {
+		return err
+	}
+	if sid := u.User.Sid.String(); sid != me && sid != localSystem {
+		return fmt.Errorf("served by process %d of %s, not of %s: %w", pid, sid, me, ErrForeignPeer)
+	}
+	return nil
+}
+
+// checkOwnDir accepts every directory on Windows for now: the service runs
+// as LocalSystem over the installing user's %LOCALAPPDATA%, which that user
+// owns, so an owner check would refuse the one supported setup. Running
+// the service as the installing user is issue 17; docs/security.md says why
+// it is needed.
+func checkOwnDir(string) error { return nil }

@@ -1,6 +1,8 @@
 package platform
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"sync"
@@ -61,3 +63,25 @@ func (t *Tree) Wait() error {
 	t.release()
 	return err
 }
+
+// ErrRefused reports a signal the platform refuses to send whatever the
+// caller proved: to pid 0 or 1 (kill(-1) reaches every process of the
+// user), to a negative pid, or to the supervisor itself.
+var ErrRefused = errors.New("refusing to signal this process")
+
+func refuse(pid int) error {
+	if pid <= 1 || pid == os.Getpid() {
+		return fmt.Errorf("kill %d: %w", pid, ErrRefused)
+	}
+	return nil
+}
+
+// KillGroup kills pid with SIGKILL, and its whole process group when the
+// pid is alive and leads one (checked just before the kill, never assumed).
+// It is for a gateway we started but are no longer the parent of; the
+// caller must have just proven pid is that gateway. It refuses pid ≤ 1
+// and the supervisor itself with ErrRefused.
+func KillGroup(pid int) error { return killGroup(pid) }
+
+// KillProcess kills pid alone with SIGKILL, with KillGroup's refusals.
+func KillProcess(pid int) error { return killProcess(pid) }

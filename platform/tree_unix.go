@@ -45,35 +45,34 @@ func (t *Tree) killTree() error {
 
 func (t *Tree) release() {}
 
-// KillGroup kills the process group led by pid, for a gateway we started but
-// are no longer the parent of. The caller must have just verified that pid
-// is alive and is that leader: while the leader lives its group id cannot
-// belong to anyone else.
-func KillGroup(pid int) error {
-	err := unix.Kill(-pid, unix.SIGKILL)
-	if errors.Is(err, unix.ESRCH) || errors.Is(err, unix.EPERM) {
-		// Not a group leader after all (started by an older version, or
-		// it left its group): kill the process alone.
-		err = unix.Kill(pid, unix.SIGKILL)
+func killGroup(pid int) error {
+	if err := refuse(pid); err != nil {
+		return err
 	}
+	target := pid
+	pg, err := unix.Getpgid(pid)
+	switch {
+	case errors.Is(err, unix.ESRCH):
+		return nil
+	case err == nil && pg == pid && pg != unix.Getpgrp():
+		// pid is alive and leads the group, so the group id cannot be
+		// anyone else's: it is freed only once its leader is gone.
+		target = -pid
+	}
+	err = unix.Kill(target, unix.SIGKILL)
 	if err != nil && !errors.Is(err, unix.ESRCH) {
-		return fmt.Errorf("kill process group %d: %w", pid, err)
+		return fmt.Errorf("kill %s %d: %w", map[bool]string{true: "process group", false: "process"}[target < 0], pid, err)
 	}
 	return nil
 }
 
-// KillLeftovers kills what remains of the process group of pid after pid
-// itself exited, for a gateway we are not the parent of. POSIX keeps a
-// group id from being reused while the group has members; the number can
-// only name someone else's group if a new process took the pid, so a pid in
-// use leaves the group alone.
-func KillLeftovers(pid int) error {
-	if err := unix.Kill(pid, 0); !errors.Is(err, unix.ESRCH) {
-		return nil
+func killProcess(pid int) error {
+	if err := refuse(pid); err != nil {
+		return err
 	}
-	err := unix.Kill(-pid, unix.SIGKILL)
+	err := unix.Kill(pid, unix.SIGKILL)
 	if err != nil && !errors.Is(err, unix.ESRCH) {
-		return fmt.Errorf("kill leftovers of process group %d: %w", pid, err)
+		return fmt.Errorf("kill process %d: %w", pid, err)
 	}
 	return nil
 }

@@ -95,9 +95,14 @@ func (t *Tree) release() {
 	}
 }
 
-// KillGroup kills the process pid. Its tree died with the job object of the
-// supervisor that started it, so the process is all that can be left.
-func KillGroup(pid int) error {
+// killGroup kills the process pid: its tree died with the job object of
+// the supervisor that started it, so the process is all that can be left.
+func killGroup(pid int) error { return killProcess(pid) }
+
+func killProcess(pid int) error {
+	if err := refuse(pid); err != nil {
+		return err
+	}
 	p, err := os.FindProcess(pid)
 	if err != nil {
 		if errors.Is(err, os.ErrProcessDone) {
@@ -111,10 +116,6 @@ func KillGroup(pid int) error {
 	}
 	return nil
 }
-
-// KillLeftovers does nothing on Windows: the job object of the supervisor
-// that started pid took its tree down with it.
-func KillLeftovers(pid int) error { return nil }
 
 // ProcessGroup reports errors.ErrUnsupported on Windows, where a
 // gateway's tree is a job object that dies with the supervisor that made it.

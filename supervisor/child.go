@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -42,8 +42,9 @@ type started struct {
 }
 
 // EnvSupervisor names, in every gateway's environment, the supervisor that
-// started it, as "<pid>:<start time>": a successor recognises by it a gateway
-// whose supervisor was killed before it could record the gateway's pid.
+// started it, as "<pid>:<start time>", for people reading ps. It proves
+// nothing (anyone can set it, and every descendant inherits it); EnvNonce
+// is what a successor checks.
 const EnvSupervisor = "HERMES_SUPERVISOR"
 
 func supervisorTag(self procstate.Identity) string {
@@ -52,18 +53,6 @@ func supervisorTag(self procstate.Identity) string {
 		st = strconv.FormatInt(*self.StartTime, 10)
 	}
 	return strconv.Itoa(self.PID) + ":" + st
-}
-
-// parseSupervisorTag reads EnvSupervisor back; ok is false unless both the
-// pid and the start time are there, since a pid alone proves nothing.
-func parseSupervisorTag(v string) (id procstate.Identity, ok bool) {
-	p, st, found := strings.Cut(v, ":")
-	pid, err1 := strconv.Atoi(p)
-	start, err2 := strconv.ParseInt(st, 10, 64)
-	if !found || err1 != nil || err2 != nil || pid <= 0 {
-		return id, false
-	}
-	return procstate.Identity{PID: pid, StartTime: &start}, true
 }
 
 func startChild(cfg *Config, self procstate.Identity, log *zap.Logger, clock Clock) (*started, error) {
@@ -117,52 +106,95 @@ func (c *started) wait(context.Context) Exit {
 
 // orphan is a gateway a previous supervisor started and then lost (it was
 // SIGKILLed). We are not its parent, so its exit can only be observed by
-// identity; every signal is sent only after its identity is re-checked.
+// identity, and every signal is sent only after it is proven again: its
+// nonce, this home, and exactly the recorded start time and command line.
 type orphan struct {
-	id     procstate.Identity
-	prober *procstate.Prober
-	log    *zap.Logger
-	clock  Clock
-	begun  time.Time
+	id      procstate.Identity
+	proof   proof
+	prober  *procstate.Prober
+	log     *zap.Logger
+	clock   Clock
+	begun   time.Time
+	helpers func(ctx context.Context, pgid int)
+
+	abandonOnce sync.Once
+	abandoned   chan struct{}
 }
 
-func (o *orphan) same() bool {
-	return o.prober.Judge(context.Background(), o.id, o.matches).Verdict == procstate.Alive
+func newOrphan(id procstate.Identity, p proof, log *zap.Logger, clock Clock, begun time.Time, helpers func(context.Context, int)) *orphan {
+	return &orphan{id: id, proof: p, prober: p.prober, log: log, clock: clock, begun: begun, helpers: helpers, abandoned: make(chan struct{})}
 }
 
 // matches accepts exactly the command line we recorded when we started it.
-func (o *orphan) matches(argv []string) bool {
-	if len(argv) != len(o.id.Argv) {
+func (o *orphan) matches(argv []string) bool { return slices.Equal(argv, o.id.Argv) }
+
+// abandon stops waiting for a gateway we may not or cannot stop: the
+// supervisor must not sit in "stopping" forever, ignoring stop.
+func (o *orphan) abandon(why error) {
+	o.abandonOnce.Do(func() {
+		o.log.Warn("leaving the gateway of a previous supervisor alone", zap.Int("pid", o.id.PID), zap.Error(why))
+		close(o.abandoned)
+	})
+}
+
+// unproven handles a failed proof: a gateway that has just exited (dead,
+// or a zombie whose environment is gone) is left to wait, which then
+// clears its helpers; a live process that is no longer provably ours is
+// abandoned.
+func (o *orphan) unproven(err error) {
+	if o.prober.Judge(context.Background(), o.id, o.matches).Verdict.Stale() {
+		return
+	}
+	o.abandon(err)
+}
+
+func (o *orphan) isAbandoned() bool {
+	select {
+	case <-o.abandoned:
+		return true
+	default:
 		return false
 	}
-	for i := range argv {
-		if argv[i] != o.id.Argv[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func (o *orphan) Terminate() error {
 	sig, ok := platform.TerminateSignal()
-	if !ok || !o.same() {
+	if !ok {
 		return nil // Windows: the planned-stop marker is the request.
 	}
+	// Found before it is proven: on Linux the handle is a pidfd, so the
+	// signal reaches the process proven, even if the pid is reused after.
 	p, err := os.FindProcess(o.id.PID)
 	if err != nil {
-		return err
+		return nil // gone already
 	}
 	defer p.Release()
-	return p.Signal(sig)
+	if _, err := o.proof.checkRecorded(context.Background(), o.id); err != nil {
+		o.unproven(err)
+		return nil
+	}
+	o.log.Info("asking the gateway of a previous supervisor to stop", zap.Int("pid", o.id.PID),
+		zap.Int64p("start_time", o.id.StartTime), zap.Strings("argv", o.id.Argv),
+		zap.String("evidence", "nonce in its environment, HERMES_HOME, start time and command line as recorded"))
+	if err := p.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	return nil
 }
 
 func (o *orphan) Kill() error {
-	if !o.same() {
+	c, err := o.proof.checkRecorded(context.Background(), o.id)
+	if err != nil {
+		o.unproven(err)
 		return nil
 	}
-	// Our gateways lead their own process group, so its helpers go too.
+	o.log.Warn("killing the gateway of a previous supervisor, with its process group", zap.Int("pid", o.id.PID),
+		zap.Int("pgid", c.pgid), zap.Int64p("start_time", o.id.StartTime), zap.Strings("argv", o.id.Argv),
+		zap.String("evidence", "nonce in its environment, HERMES_HOME, start time and command line as recorded"))
 	if err := platform.KillGroup(o.id.PID); err != nil {
-		return fmt.Errorf("kill orphaned gateway %s: %w", o.id, err)
+		err = fmt.Errorf("kill orphaned gateway %s: %w", o.id, err)
+		o.abandon(err)
+		return err
 	}
 	return nil
 }
@@ -170,31 +202,25 @@ func (o *orphan) Kill() error {
 func (o *orphan) wait(ctx context.Context) Exit {
 	// Polling is confined to this rare path: the supervisor restarted
 	// while its gateway kept running.
-	if o.prober.WaitGone(ctx, o.id, o.matches, 50*time.Millisecond) == nil {
-		o.killLeftovers(ctx)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	gone := make(chan error, 1)
+	go func() { gone <- o.prober.WaitGone(wctx, o.id, o.matches, 50*time.Millisecond) }()
+	sig := "unknown (not our child)"
+	select {
+	case err := <-gone:
+		if err == nil && o.helpers != nil {
+			// No helper outlives its gateway: those still in its group
+			// that carry its nonce go, one proven pid at a time.
+			o.helpers(ctx, o.id.PID)
+		}
+	case <-o.abandoned:
+		cancel()
+		<-gone
+		sig = "left running (not provably ours, or could not be stopped)"
 	}
 	now := o.clock.Now()
-	return Exit{Code: -1, Signal: "unknown (not our child)", At: now, Uptime: now.Sub(o.begun)}
-}
-
-// killLeftovers kills what is left of the exited orphan's process group, as
-// Tree.Wait does for our own children: no helper outlives its gateway.
-// While the orphan's zombie lingers (init has not reaped it yet, or never
-// will, as in a container whose pid 1 does not reap), the zombie holds the
-// group id, so the group is surely its own. Once reaped, the group id is
-// ours only while nobody has taken the pid again, which KillLeftovers checks.
-func (o *orphan) killLeftovers(ctx context.Context) {
-	obs := o.prober.Judge(ctx, o.id, o.matches)
-	var err error
-	switch {
-	case obs.Verdict == procstate.Dead:
-		err = platform.KillLeftovers(o.id.PID)
-	case obs.Verdict == procstate.Zombie && o.id.StartTime != nil && obs.Live.StartTime != nil && *obs.Live.StartTime == *o.id.StartTime:
-		err = platform.KillGroup(o.id.PID)
-	}
-	if err != nil {
-		o.log.Warn("helpers of the old gateway may still run", zap.Int("pid", o.id.PID), zap.Error(err))
-	}
+	return Exit{Code: -1, Signal: sig, At: now, Uptime: now.Sub(o.begun)}
 }
 
 // maxLogLine bounds one logged line of gateway output.

@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/platform"
 )
 
 // FileConfig is the optional JSON configuration file. Every field may be
@@ -58,13 +59,17 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 // MarshalJSON writes the duration string.
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
 
+// maxConfigFile bounds the config file we read.
+const maxConfigFile = 1 << 20
+
 // ReadFileConfig reads a config file strictly: unknown keys are errors, so a
-// typo never silently falls back to a default.
+// typo never silently falls back to a default. A symlink, FIFO, device or
+// file over 1 MiB is refused (see platform.ReadRegularFile).
 func ReadFileConfig(path string) (FileConfig, error) {
 	var fc FileConfig
-	b, err := os.ReadFile(path)
+	b, err := platform.ReadRegularFile(path, maxConfigFile)
 	if err != nil {
-		return fc, fmt.Errorf("config file %s: %w", path, err)
+		return fc, fmt.Errorf("config file %s: %w: point --config at a regular file of at most 1 MiB", path, err)
 	}
 	fc, err = parseFileConfig(b)
 	if err != nil {

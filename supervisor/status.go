@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
+	"github.com/hermes-agent/hermes-supervisor/platform"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
@@ -35,6 +36,9 @@ type Child struct {
 	Ready     bool      `json:"ready"`
 	// Adopted marks a gateway left running by a previous supervisor.
 	Adopted bool `json:"adopted,omitempty"`
+	// NonceHash is the hash of the nonce in the gateway's environment
+	// (see EnvNonce): what proves it ours to a successor.
+	NonceHash string `json:"nonce_sha256,omitempty"`
 }
 
 // Identity returns the child's process identity.
@@ -59,6 +63,17 @@ type Status struct {
 	NextStart *time.Time        `json:"next_start,omitempty"`
 	Locks     []lockstore.Entry `json:"locks,omitempty"`
 	UpdatedAt time.Time         `json:"updated_at"`
+	// StartupError says why the last start could not happen (a missing,
+	// read-only or full home or lock dir, or a deleted home); such failures
+	// never count toward the crash loop and are retried until they clear.
+	StartupError string `json:"startup_error,omitempty"`
+	// BootID names the boot the supervisor ran in (platform.BootID): a
+	// successor trusts nothing a file of another boot names.
+	BootID string `json:"boot_id,omitempty"`
+	// NonceHash is the hash of this run's nonce (see EnvNonce).
+	NonceHash string `json:"nonce_sha256,omitempty"`
+	// Command is the gateway command line the supervisor launches.
+	Command []string `json:"command,omitempty"`
 	// Source says where the answer came from: the live "endpoint", or the
 	// "state-file" a supervisor left behind.
 	Source string `json:"source"`
@@ -113,13 +128,20 @@ func (s *Status) WriteText(w io.Writer, now time.Time) error {
 // ErrNoState reports that no supervisor has left a state file.
 var ErrNoState = errors.New("no supervisor state file")
 
+// maxStatusFile bounds the state file we read: ours is a few hundred bytes,
+// and a hostile one must not cost memory.
+const maxStatusFile = 1 << 20
+
 // ReadStatusFile reads the state file a supervisor keeps for shells that
-// cannot reach its endpoint.
+// cannot reach its endpoint. A symlink, FIFO, device or file over 1 MiB is
+// refused (see platform.ReadRegularFile), never followed or waited on.
 func ReadStatusFile(path string) (*Status, error) {
-	b, err := os.ReadFile(path)
+	b, err := platform.ReadRegularFile(path, maxStatusFile)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("%s: %w", path, ErrNoState)
+	case errors.Is(err, platform.ErrNotRegular), errors.Is(err, platform.ErrTooBig):
+		return nil, &lockstore.FileError{Path: path, Op: "read", Err: err, Hint: "it is not a state file any supervisor wrote; remove it"}
 	case err != nil:
 		return nil, &lockstore.FileError{Path: path, Op: "read", Err: err, Hint: "run status as a user that may read the Hermes home"}
 	}

@@ -4,14 +4,12 @@
 package supervisor
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -32,22 +30,30 @@ type Supervisor struct {
 	self   procstate.Identity
 	events chan event
 	rnd    func() float64
+	bootID string
+	nonce  string // in our gateways' environment; never written anywhere
+	hashed string // the nonce's hash, kept in the state file
+	prev   proof  // what the predecessor's state file proves; set by begin
 
 	// Owned by the Run goroutine.
-	state     State
-	reason    string
-	child     *Child
-	run       runner
-	hist      History
-	restarts  int
-	blocked   int  // consecutive starts refused by a foreign gateway
-	hadChild  bool // a gateway ran before: the next start is a restart
-	lastExit  *Exit
-	nextStart *time.Time
-	shutdown  bool    // exit Run once stopped
-	restart   bool    // start again once stopped
-	waiters   []reply // answered once the pending stop/restart completes
-	timers    loopTimers
+	state    State
+	reason   string
+	child    *Child
+	run      runner
+	hist     History
+	restarts int
+	blocked  int // consecutive starts refused by a foreign gateway
+	// consecutive starts refused by an unusable home or lock dir, and why
+	startFails   int
+	startupError string
+	homeSeen     bool // the home was usable once: its absence is a deletion
+	hadChild     bool // a gateway ran before: the next start is a restart
+	lastExit     *Exit
+	nextStart    *time.Time
+	shutdown     bool    // exit Run once stopped
+	restart      bool    // start again once stopped
+	waiters      []reply // answered once the pending stop/restart completes
+	timers       loopTimers
 }
 
 type loopTimers struct {
@@ -64,7 +70,17 @@ func New(cfg Config, log *zap.Logger, clock Clock, prober *procstate.Prober) (*S
 	if err != nil {
 		return nil, fmt.Errorf("inspect own process: %w", err)
 	}
+	bootID, err := platform.BootID()
+	if err != nil {
+		// Without it no later run can prove our gateway ours: it would be
+		// left alone rather than reclaimed.
+		log.Warn("cannot read the boot id; a successor will not reclaim our gateway", zap.Error(err))
+	}
+	nonce, hashed := newNonce()
 	return &Supervisor{
+		bootID: bootID,
+		nonce:  nonce,
+		hashed: hashed,
 		cfg:    cfg,
 		log:    log,
 		clock:  clock,
@@ -206,48 +222,76 @@ func (s *Supervisor) command(ctx context.Context, c command) {
 }
 
 // begin runs once: it reclaims a gateway a killed predecessor left behind,
-// or starts a fresh one.
+// or starts a fresh one. Only what the predecessor's state file lets us
+// prove is touched (see proof): a state file of another boot, or without
+// nonces, proves nothing, and what it names is left alone.
 func (s *Supervisor) begin(ctx context.Context) {
 	reclaimed := 0
+	groups := map[int]bool{} // process groups of the predecessor's gateways
 	prev, err := ReadStatusFile(s.cfg.Layout.SupervisorState())
-	if err == nil && prev.Child != nil {
-		id := prev.Child.Identity()
-		o := &orphan{id: id, prober: s.prober, log: s.log, clock: s.clock, begun: prev.Child.StartedAt}
-		if o.same() {
-			s.reclaim(ctx, o, *prev.Child, prev.Supervisor.PID)
-			reclaimed = id.PID
-		} else {
-			// The recorded gateway is gone, but a predecessor killed after
-			// its gateway died and before it killed the gateway's process
-			// group leaves helpers running that nothing else names.
-			o.killLeftovers(ctx)
-		}
-	} else if err != nil && !errors.Is(err, ErrNoState) {
+	switch {
+	case errors.Is(err, ErrNoState):
+	case err != nil:
 		s.log.Warn("ignoring unreadable supervisor state file", zap.Error(err))
+	case s.bootID == "" || prev.BootID != s.bootID:
+		if prev.Child != nil || prev.NonceHash != "" {
+			s.log.Warn("the supervisor state file is from another boot, or names no boot; leaving the processes it names alone",
+				zap.String("state_boot_id", prev.BootID), zap.String("boot_id", s.bootID), zap.Any("child", prev.Child))
+		}
+	default:
+		s.prev = s.proofOf(prev)
+		if c := prev.Child; c != nil {
+			groups[c.PID] = true
+			cp := s.proofFor(c.NonceHash)
+			if _, err := cp.checkRecorded(ctx, c.Identity()); err == nil {
+				o := newOrphan(c.Identity(), cp, s.log, s.clock, c.StartedAt, s.killHelpers)
+				s.reclaim(ctx, o, *c, prev.Supervisor.PID)
+				reclaimed = c.PID
+			} else if !errors.Is(err, procstate.ErrNoProcess) {
+				s.log.Warn("the gateway the state file names is not provably ours; leaving it alone", zap.Error(err))
+			}
+		}
 	}
 	// A predecessor killed between starting a gateway and recording it
-	// leaves a gateway the state file does not name; left alone it would
-	// block ours as "foreign", or race it for the home. The oldest group
-	// leader among its processes is that gateway: it is stopped gently,
-	// with its group. Anything else it left (helpers that outlived their
-	// gateway, a second gateway) is killed.
-	strays := s.strays(ctx)
-	for _, o := range strays {
-		if pg, err := platform.ProcessGroup(o.id.PID); reclaimed == 0 && err == nil && pg == o.id.PID {
-			s.reclaim(ctx, o.orphan, Child{PID: o.id.PID, StartTime: o.id.StartTime, Argv: o.id.Argv, StartedAt: s.clock.Now()}, o.supervisor)
-			reclaimed = o.id.PID
-		}
+	// leaves a gateway the state file does not name, but whose environment
+	// carries the predecessor's nonce. Left alone it would block ours as
+	// "foreign", or race it for the home. The oldest such gateway (its
+	// command line is the one the predecessor launched, and it leads its
+	// group) is stopped gently; another is killed with its group; helpers
+	// in a gateway's group are killed one by one. A process with the nonce
+	// outside those groups (a tmux or nohup the agent started) is not a
+	// helper: it is left alone.
+	carriers, err := s.prev.carriers(ctx)
+	if err != nil {
+		s.log.Warn("cannot look for gateways of a killed supervisor", zap.Error(err))
 	}
-	for _, o := range strays {
-		if pg, err := platform.ProcessGroup(o.id.PID); o.id.PID == reclaimed || (err == nil && pg == reclaimed) {
+	isGateway := func(c carrier) bool {
+		return prev != nil && len(prev.Command) > 0 && slices.Equal(c.id.Argv, prev.Command) && c.pgid == c.id.PID
+	}
+	for _, c := range carriers {
+		if !isGateway(c) || c.id.PID == reclaimed {
 			continue
 		}
-		s.log.Warn("killing a process a previous supervisor of this home left running",
-			zap.Int("pid", o.id.PID), zap.Strings("argv", o.id.Argv), zap.Int("previous_supervisor_pid", o.supervisor))
-		if o.same() {
-			if err := platform.KillGroup(o.id.PID); err != nil {
-				s.log.Warn("could not kill it", zap.Int("pid", o.id.PID), zap.Error(err))
-			}
+		groups[c.id.PID] = true
+		if reclaimed == 0 {
+			o := newOrphan(c.id, s.prev, s.log, s.clock, s.clock.Now(), s.killHelpers)
+			s.reclaim(ctx, o, Child{PID: c.id.PID, StartTime: c.id.StartTime, Argv: c.id.Argv, StartedAt: s.clock.Now(), NonceHash: c.hash}, prev.Supervisor.PID)
+			reclaimed = c.id.PID
+			continue
+		}
+		s.killProven(ctx, c, true, "a second gateway a previous supervisor of this home left running")
+	}
+	if prev != nil && prev.Child == nil {
+		s.zombieGatewayGroups(ctx, carriers, groups)
+	}
+	for _, c := range carriers {
+		switch {
+		case isGateway(c) || c.id.PID == reclaimed:
+		case groups[c.pgid]:
+			s.killProven(ctx, c, false, "a helper a previous supervisor's gateway left running in its process group")
+		default:
+			s.log.Warn("a process started under a previous supervisor of this home runs outside its gateway's process group; leaving it alone",
+				zap.Int("pid", c.id.PID), zap.Int("pgid", c.pgid), zap.Strings("argv", c.id.Argv))
 		}
 	}
 	if reclaimed == 0 {
@@ -255,39 +299,90 @@ func (s *Supervisor) begin(ctx context.Context) {
 	}
 }
 
-// stray is a live process a dead supervisor of this home started.
-type stray struct {
-	*orphan
-	supervisor int // the dead supervisor's pid, for the log
+// zombieGatewayGroups adds the group of a gateway that died as a zombie
+// after its supervisor was killed between starting it and recording it
+// (a gateway whose stderr pipe broke dies of SIGPIPE). The zombie's
+// environment is gone, but it still holds its pid and start time, and the
+// gateway is the ancestor of every process that carries the nonce: a
+// zombie group leader that started no later than all of them is it. A
+// leader already reaped proves nothing, and its group is left alone.
+func (s *Supervisor) zombieGatewayGroups(ctx context.Context, carriers []carrier, groups map[int]bool) {
+	if len(carriers) == 0 {
+		return
+	}
+	first := *carriers[0].id.StartTime // carriers are sorted oldest first
+	for _, c := range carriers {
+		l := c.pgid
+		if l <= 1 || l == c.id.PID || groups[l] {
+			continue
+		}
+		obs := s.prober.Judge(ctx, procstate.Identity{PID: l}, nil)
+		if obs.Verdict != procstate.Zombie || obs.Live.StartTime == nil || *obs.Live.StartTime > first {
+			continue
+		}
+		s.log.Warn("the gateway of a killed supervisor died unrecorded; its helpers carry its nonce",
+			zap.Int("pgid", l), zap.Int64p("leader_start_time", obs.Live.StartTime),
+			zap.String("evidence", "zombie group leader that started before every process carrying the nonce"))
+		groups[l] = true
+	}
 }
 
-// strays lists, oldest first, the live processes that a dead supervisor of
-// this home started, directly or through its gateway (see orphanOf). It
-// runs once, at start-up, and reads every process's environment, which
-// costs a few milliseconds.
-func (s *Supervisor) strays(ctx context.Context) []stray {
-	pids, err := s.prober.Pids(ctx)
+// proofOf collects the nonces a predecessor's state file vouches for.
+func (s *Supervisor) proofOf(prev *Status) proof {
+	var hashes []string
+	for _, h := range []string{prev.NonceHash} {
+		if h != "" {
+			hashes = append(hashes, h)
+		}
+	}
+	if prev.Child != nil && prev.Child.NonceHash != "" && !slices.Contains(hashes, prev.Child.NonceHash) {
+		hashes = append(hashes, prev.Child.NonceHash)
+	}
+	return proof{prober: s.prober, self: s.self.PID, home: s.cfg.Layout.Home, hashes: hashes}
+}
+
+func (s *Supervisor) proofFor(hash string) proof {
+	p := proof{prober: s.prober, self: s.self.PID, home: s.cfg.Layout.Home}
+	if hash != "" {
+		p.hashes = []string{hash}
+	}
+	return p
+}
+
+// killProven kills c (with its group when group is set and c leads it)
+// after proving it once more, and logs the kill once with its evidence.
+func (s *Supervisor) killProven(ctx context.Context, c carrier, group bool, what string) {
+	again, err := s.prev.check(ctx, c.id.PID)
+	if err != nil || !again.id.Same(c.id) {
+		return // gone, or no longer the process we proved
+	}
+	s.log.Warn("killing "+what, zap.Int("pid", c.id.PID), zap.Int("pgid", c.pgid),
+		zap.Int64p("start_time", c.id.StartTime), zap.Strings("argv", c.id.Argv),
+		zap.String("evidence", "the previous supervisor's nonce and this HERMES_HOME in its environment; state file of this boot"))
+	kill := platform.KillProcess
+	if group {
+		kill = platform.KillGroup
+	}
+	if err := kill(c.id.PID); err != nil {
+		s.log.Warn("could not kill it", zap.Int("pid", c.id.PID), zap.Error(err))
+	}
+}
+
+// killHelpers kills the proven processes left in the process group of a
+// gateway of a previous supervisor that has exited. The group id cannot
+// have been reused while they are in it, and each carries the nonce. It
+// runs on the orphan's wait goroutine and only reads immutable fields.
+func (s *Supervisor) killHelpers(ctx context.Context, pgid int) {
+	carriers, err := s.prev.carriers(ctx)
 	if err != nil {
-		s.log.Warn("cannot look for gateways of a killed supervisor", zap.Error(err))
-		return nil
+		s.log.Warn("helpers of the old gateway may still run", zap.Int("pgid", pgid), zap.Error(err))
+		return
 	}
-	var out []stray
-	for _, pid := range pids {
-		if pid == s.self.PID {
-			continue
+	for _, c := range carriers {
+		if c.pgid == pgid {
+			s.killProven(ctx, c, false, "a helper left by the previous supervisor's gateway after it exited")
 		}
-		sup, ok := s.orphanOf(ctx, pid)
-		if !ok {
-			continue
-		}
-		id, err := s.prober.Inspect(ctx, pid)
-		if err != nil || id.StartTime == nil {
-			continue
-		}
-		out = append(out, stray{&orphan{id: id, prober: s.prober, log: s.log, clock: s.clock, begun: s.clock.Now()}, sup})
 	}
-	slices.SortFunc(out, func(a, b stray) int { return cmp.Compare(*a.id.StartTime, *b.id.StartTime) })
-	return out
 }
 
 // reclaim stops a gateway a killed predecessor left running, then starts
@@ -303,39 +398,13 @@ func (s *Supervisor) reclaim(ctx context.Context, o *orphan, c Child, prevSuperv
 	s.stopChild("stopping the gateway left by a previous supervisor")
 }
 
-// orphanOf reports whether pid was started, directly or through a
-// gateway, by a supervisor of this home that is now dead. The proof is the
-// process's own environment (EnvSupervisor and HERMES_HOME); a process
-// whose environment cannot be read is never counted, so never touched.
-func (s *Supervisor) orphanOf(ctx context.Context, pid int) (supervisorPID int, ok bool) {
-	env, err := s.prober.Environ(ctx, pid)
-	if err != nil {
-		return 0, false
-	}
-	var tag, home string
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		switch k {
-		case EnvSupervisor:
-			tag = v
-		case "HERMES_HOME":
-			home = v
-		}
-	}
-	sup, ok := parseSupervisorTag(tag)
-	if !ok || home != s.cfg.Layout.Home || sup.PID == s.self.PID {
-		return 0, false
-	}
-	// Its supervisor lives: the process is that one's business.
-	if !s.prober.Judge(ctx, sup, func([]string) bool { return true }).Verdict.Stale() {
-		return 0, false
-	}
-	return sup.PID, true
-}
-
 // start sweeps stale files and starts the gateway, unless a live gateway
 // we do not own holds the home.
 func (s *Supervisor) start(ctx context.Context) {
+	if err := s.probeDirs(); err != nil {
+		s.startupFailed(err)
+		return
+	}
 	if _, err := s.store.Sweep(ctx, false); err != nil {
 		s.log.Warn("some files could not be judged; starting anyway", zap.Error(err))
 	}
@@ -348,7 +417,18 @@ func (s *Supervisor) start(ctx context.Context) {
 		return
 	}
 	s.blocked = 0
-	st, err := startChild(&s.cfg, s.self, s.log, s.clock)
+	// The nonce's hash reaches the state file before any process carries
+	// the nonce: a successor can then prove the gateway even if we die
+	// before recording it. A state file we cannot write is a start-up
+	// failure: the gateway would be unprovable, and could not start well.
+	s.startFails, s.startupError = 0, ""
+	if _, err := s.persist(); err != nil {
+		s.startupFailed(fmt.Errorf("%w: %w", errUnusableDir, err))
+		return
+	}
+	cfg := s.cfg
+	cfg.Env = append(slices.Clip(cfg.Env), EnvNonce+"="+s.nonce)
+	st, err := startChild(&cfg, s.self, s.log, s.clock)
 	if err != nil {
 		now := s.clock.Now()
 		s.afterExit(ctx, Exit{Code: -1, StartError: err.Error(), At: now})
@@ -364,7 +444,7 @@ func (s *Supervisor) start(ctx context.Context) {
 		// new command line's set-up: what we asked for is what runs.
 		id.Argv = slices.Clone(s.cfg.Command)
 	}
-	s.child = &Child{PID: id.PID, StartTime: id.StartTime, Argv: id.Argv, StartedAt: st.begun}
+	s.child = &Child{PID: id.PID, StartTime: id.StartTime, Argv: id.Argv, StartedAt: st.begun, NonceHash: s.hashed}
 	s.run = st
 	s.watch(ctx, st)
 	s.transition(Starting, "gateway started, waiting for its pid file")
@@ -428,11 +508,14 @@ func (s *Supervisor) exited(ctx context.Context, e Exit) {
 	child := s.child
 	s.stopTimer(&s.timers.kill)
 	s.stopTimer(&s.timers.ready)
+	run := s.run
 	s.run, s.child = nil, nil
 	s.lastExit = &e
 	s.log.Info("gateway exited", zap.Int("pid", child.PID), zap.Stringer("exit", e),
 		zap.Duration("uptime", e.Uptime))
-	s.release(ctx, child)
+	if o, ok := run.(*orphan); !ok || !o.isAbandoned() {
+		s.release(ctx, child)
+	}
 	if s.state == Stopping {
 		switch {
 		case s.shutdown:
@@ -446,8 +529,15 @@ func (s *Supervisor) exited(ctx context.Context, e Exit) {
 	s.afterExit(ctx, e)
 }
 
-// afterExit applies the restart policy to an exit nobody asked for.
+// afterExit applies the restart policy to an exit nobody asked for. A
+// gateway that died because its home or lock dir became unusable did not
+// crash: that is a start-up failure, retried until the cause clears.
 func (s *Supervisor) afterExit(ctx context.Context, e Exit) {
+	if err := s.probeDirs(); err != nil {
+		s.lastExit = &e
+		s.startupFailed(err)
+		return
+	}
 	d := s.cfg.Policy.Decide(&s.hist, e, s.rnd)
 	if d.Verdict == Fail {
 		s.lastExit = &e
@@ -541,26 +631,38 @@ func (s *Supervisor) transition(to State, reason string) {
 	} else {
 		s.log.Info("state", fields...)
 	}
-	snap := s.snapshot()
-	if err := writeStatusFile(s.cfg.Layout.SupervisorState(), snap); err != nil {
-		s.log.Warn("could not write the supervisor state file", zap.Error(err))
-	}
+	snap, _ := s.persist()
 	if s.cfg.OnTransition != nil {
 		s.cfg.OnTransition(snap)
 	}
 }
 
+// persist writes the state file, for shells that cannot reach the endpoint
+// and for the successor that must prove our gateway ours.
+func (s *Supervisor) persist() (*Status, error) {
+	snap := s.snapshot()
+	err := writeStatusFile(s.cfg.Layout.SupervisorState(), snap)
+	if err != nil {
+		s.log.Warn("could not write the supervisor state file", zap.Error(err))
+	}
+	return snap, err
+}
+
 func (s *Supervisor) snapshot() *Status {
 	st := &Status{
-		State:     s.state,
-		Reason:    s.reason,
-		Home:      s.cfg.Layout.Home,
-		LockDir:   s.cfg.Layout.LockDir,
-		Restarts:  s.restarts,
-		LastExit:  s.lastExit,
-		NextStart: s.nextStart,
-		UpdatedAt: s.clock.Now(),
-		Source:    "endpoint",
+		State:        s.state,
+		Reason:       s.reason,
+		Home:         s.cfg.Layout.Home,
+		LockDir:      s.cfg.Layout.LockDir,
+		Restarts:     s.restarts,
+		LastExit:     s.lastExit,
+		NextStart:    s.nextStart,
+		UpdatedAt:    s.clock.Now(),
+		Source:       "endpoint",
+		BootID:       s.bootID,
+		NonceHash:    s.hashed,
+		StartupError: s.startupError,
+		Command:      slices.Clone(s.cfg.Command),
 	}
 	st.Supervisor.PID, st.Supervisor.StartTime, st.Supervisor.Argv = s.self.PID, s.self.StartTime, s.self.Argv
 	if s.child != nil {

@@ -25,6 +25,7 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == demogateway.Command {
 		os.Exit(demogateway.Main(os.Args[2:], os.Getenv, os.Stderr))
 	}
+	testHelper(os.Args[1:])
 	os.Exit(m.Run())
 }
 
@@ -152,6 +153,23 @@ func mustRecord(t *testing.T, path string) lockstore.Record {
 	return r
 }
 
+// waitRecord reads path until it names pid, or until a deadline passes,
+// and returns the last record read.
+func waitRecord(t *testing.T, path string, pid int) lockstore.Record {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r, err := lockstore.ReadRecord(path)
+		if (err == nil && r.PID == pid) || time.Now().After(deadline) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func TestSIGKILLTwentyTimes(t *testing.T) {
 	h := startHarness(t, testPolicy())
 	scoped := h.layout.ScopedLock(demogateway.Scope, "demo-token")
@@ -179,7 +197,9 @@ func TestSIGKILLTwentyTimes(t *testing.T) {
 		if r := mustRecord(t, h.layout.PIDFile()); r.PID != next.Child.PID {
 			t.Fatalf("kill %d: gateway.pid names %d, child is %d", i, r.PID, next.Child.PID)
 		}
-		if r := mustRecord(t, scoped); r.PID != next.Child.PID {
+		// The gateway writes its scoped lock after its pid file, which is
+		// what "ready" waits for.
+		if r := waitRecord(t, scoped, next.Child.PID); r.PID != next.Child.PID {
 			t.Fatalf("kill %d: scoped lock names %d, child is %d", i, r.PID, next.Child.PID)
 		}
 		prev = next

@@ -82,7 +82,9 @@ func queryStatus(ctx context.Context, layout lockstore.Layout) (*supervisor.Stat
 		}
 		return resp.Status, nil
 	}
-	if !errors.Is(err, platform.ErrNoEndpoint) && !errors.Is(err, os.ErrPermission) && !errors.Is(err, supervisor.ErrBusy) {
+	// A socket served by another user is not our supervisor's answer:
+	// the state file may still say what ours last did.
+	if !errors.Is(err, platform.ErrNoEndpoint) && !errors.Is(err, os.ErrPermission) && !errors.Is(err, supervisor.ErrBusy) && !errors.Is(err, platform.ErrForeignPeer) {
 		return nil, fmt.Errorf("ask the supervisor: %w", err)
 	}
 	st, ferr := supervisor.ReadStatusFile(layout.SupervisorState())

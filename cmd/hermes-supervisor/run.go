@@ -208,6 +208,9 @@ func prepareDirs(l lockstore.Layout) error {
 		if err := os.MkdirAll(d.path, 0o700); err != nil {
 			return fmt.Errorf("create %s: %w: pass %s to a directory you may write", d.path, err, d.flag)
 		}
+		if err := platform.CheckOwnDir(d.path); err != nil {
+			return fmt.Errorf("%w: run the supervisor as the directory's owner, or pass %s to a directory only you can write", err, d.flag)
+		}
 		if err := probeDir(d.path); err != nil {
 			return fmt.Errorf("%w: fix its permissions, run as its owner, or pass %s to another directory", err, d.flag)
 		}
@@ -253,7 +256,7 @@ func lockOwner(ctx context.Context, path string) int {
 // lock the OS drops if we die: a pid file could go stale, this cannot.
 func lockHome(ctx context.Context, l lockstore.Layout) (func(), error) {
 	path := l.SupervisorLock()
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := platform.OpenLockFile(path, true)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w: check the permissions of the Hermes home", path, err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"text/tabwriter"
@@ -12,6 +13,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
+	"github.com/hermes-agent/hermes-supervisor/platform"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 	"github.com/hermes-agent/hermes-supervisor/supervisor"
 )
@@ -37,6 +39,15 @@ few seconds are moved aside to <name>.corrupt. --dry-run changes nothing.`,
 			if !asJSON {
 				if log, err = g.logger(zapcore.Lock(os.Stderr)); err != nil {
 					return err
+				}
+			}
+			if !dryRun {
+				// Removing files another user may write would let them
+				// choose, with links and swaps, what we remove.
+				for _, d := range []struct{ path, flag string }{{layout.Home, "--home"}, {layout.LockDir, "--lock-dir"}} {
+					if err := platform.CheckOwnDir(d.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+						return fmt.Errorf("%w: sweep as the directory's owner, or use --dry-run", err)
+					}
 				}
 			}
 			store := lockstore.New(layout, procstate.NewProber(procstate.Options{StartTolerance: -1}), log, time.Now)

@@ -134,6 +134,8 @@ type home struct {
 	lockstore.Layout
 	dir  string
 	cred *syscall.Credential // run the supervisor as this user, if set
+	// extraEnv is added last to every command's environment.
+	extraEnv []string
 }
 
 func newHome(t *testing.T, locks string) *home {
@@ -154,7 +156,8 @@ func newHome(t *testing.T, locks string) *home {
 
 func (h *home) env() []string {
 	// A race-enabled binary sleeps a second at exit unless told not to.
-	return append(os.Environ(), "HERMES_HOME="+h.Home, "HERMES_GATEWAY_LOCK_DIR="+h.LockDir, "XDG_STATE_HOME="+filepath.Join(h.dir, "state"), "GORACE=atexit_sleep_ms=0")
+	env := append(os.Environ(), "HERMES_HOME="+h.Home, "HERMES_GATEWAY_LOCK_DIR="+h.LockDir, "XDG_STATE_HOME="+filepath.Join(h.dir, "state"), "GORACE=atexit_sleep_ms=0")
+	return append(env, h.extraEnv...)
 }
 
 // proc is a process the test started, with its output kept for failures.
