@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"golang.org/x/sys/windows"
@@ -107,6 +108,7 @@ func (m SCM) Install(c Config, migrate bool) (Plan, error) {
 		})
 	})
 	p.do("start service "+Name, func(ctx context.Context) error { return startService(ctx) })
+	waitRunning(&p, c)
 	return p, nil
 }
 
@@ -128,16 +130,82 @@ func (m SCM) Control(c Config, verb string) (Plan, error) {
 	switch verb {
 	case "start":
 		p.do("start service "+Name, startService)
+		waitRunning(&p, c)
 	case "stop":
 		p.do("stop service "+Name+" and wait for it", func(ctx context.Context) error { return stopService(ctx, wait) })
 	case "restart":
 		p.do("stop service "+Name+" and wait for it", func(ctx context.Context) error { return stopService(ctx, wait) })
 		p.do("start service "+Name, startService)
+		waitRunning(&p, c)
 	default:
 		return p, fmt.Errorf("service: unknown action %q: use start, stop or restart", verb)
 	}
 	return p, nil
 }
+
+// Installed lists the service, which is always the machine's.
+func (m SCM) Installed(Config) []Definition {
+	var defs []Definition
+	_ = withService(func(s *mgr.Service) error {
+		d := Definition{System: true, Path: Name}
+		if cfg, err := s.Config(); err == nil {
+			if args, err := windows.DecomposeCommandLine(cfg.BinaryPathName); err == nil {
+				for i, a := range args {
+					if a == "--home" && i+1 < len(args) {
+						d.Home = args[i+1]
+					}
+				}
+			}
+		}
+		defs = append(defs, d)
+		return nil
+	})
+	return defs
+}
+
+// waitRunning waits, when c.Wait is set, until the SCM reports the service
+// running and it stays so a second later with the same process; a service
+// that stops ends the wait at once with its last log lines.
+func waitRunning(p *Plan, c Config) {
+	p.wait(c, "service "+Name+" is running", func(ctx context.Context) error {
+		return withService(func(s *mgr.Service) error {
+			var now svc.Status
+			var pid uint32
+			var since time.Time
+			err := poll(ctx, 200*time.Millisecond, func() (bool, error) {
+				var err error
+				if now, err = s.Query(); err != nil {
+					return false, err
+				}
+				switch {
+				case now.State == svc.Running && now.ProcessId == pid:
+					return time.Since(since) >= time.Second, nil
+				case now.State == svc.Running:
+					pid, since = now.ProcessId, time.Now()
+				case now.State == svc.Stopped && pid != 0:
+					return false, notRunning(c, now, "")
+				}
+				return false, nil
+			})
+			if err != nil && ctx.Err() != nil {
+				return notRunning(c, now, fmt.Sprintf(" after %v", c.Wait))
+			}
+			return err
+		})
+	})
+}
+
+func notRunning(c Config, st svc.Status, after string) error {
+	log := filepath.Join(c.Home, "hermes-supervisor.log")
+	lines := tailFile(log, 15)
+	if lines == "" {
+		lines = "(none readable)"
+	}
+	return fmt.Errorf("%w: service %s is in state %d (exit code %d)%s; its last log lines:\n%s\nfix the cause (%s has more), then run `hermes-supervisor start`",
+		ErrNotRunning, Name, st.State, st.Win32ExitCode, after, lines, log)
+}
+
+func isAdmin() bool { return windows.GetCurrentProcessToken().IsElevated() }
 
 func (p *Plan) do(what string, f func(ctx context.Context) error) {
 	p.Steps = append(p.Steps, Step{Do: f, What: what})
