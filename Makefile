@@ -35,9 +35,10 @@ test: test-deps fmt-check vet lint cross unit wine-test fuzz-smoke
 check: test
 
 # The Debian packages the tests need: systemd-analyze checks the units we
-# render (systemd need not run); Wine and mingw run the Windows tests.
+# render; systemd-nspawn boots a real systemd for internal/systemdtest, and
+# sudo runs inside it as a user would; Wine and mingw run the Windows tests.
 # Installed with apt when missing and we may; otherwise a one-line error.
-TEST_DEBS := systemd-analyze:systemd wine:wine64 wine:wine x86_64-w64-mingw32-gcc:gcc-mingw-w64-x86-64-win32
+TEST_DEBS := systemd-analyze:systemd systemd-nspawn:systemd-container sudo:sudo wine:wine64 wine:wine x86_64-w64-mingw32-gcc:gcc-mingw-w64-x86-64-win32
 test-deps:
 	@need=; for d in $(TEST_DEBS); do command -v $${d%%:*} >/dev/null || need="$$need $${d##*:}"; done; \
 	[ -z "$$need" ] && exit 0; \
