@@ -20,6 +20,9 @@ import (
 type machine struct {
 	t       *testing.T
 	name    string
+	bin     string
+	disk    string // the tmpfs that holds the container's writes
+	mounted bool
 	nspawn  *exec.Cmd
 	exited  chan struct{}
 	console *syncBuffer
@@ -75,33 +78,61 @@ func hostCgroups(name string) []string {
 }
 
 // boot starts the container with bin as /usr/local/bin/hermes-supervisor
-// and waits until systemd reports it running. Cleanup powers it off and
-// removes its cgroups even when the test failed.
+// and waits until systemd reports it running. Its writes go to a tmpfs
+// that lives until the test ends, so that after a power loss (crash) the
+// same machine boots again with its files. Cleanup powers it off and
+// removes its cgroups and mounts even when the test failed.
 func boot(t *testing.T, bin string) *machine {
 	t.Helper()
-	m := &machine{t: t, name: fmt.Sprintf("hsd%d", os.Getpid()), exited: make(chan struct{}), console: &syncBuffer{}}
+	m := &machine{t: t, name: fmt.Sprintf("hsd%d-%s", os.Getpid(), strings.ToLower(t.Name()[4:8])), bin: bin, console: &syncBuffer{}}
 	m.cgroups = hostCgroups(m.name)
+	t.Cleanup(m.teardown)
+	// The upper layer is a tmpfs of its own: overlayfs refuses an upper
+	// dir on the file system it overlays (the host's /).
+	m.disk = t.TempDir()
+	if err := syscall.Mount("tmpfs", m.disk, "tmpfs", 0, "mode=0755"); err != nil {
+		t.Skipf("cannot mount a tmpfs for the container: %v", err)
+	}
+	m.mounted = true
+	for _, d := range []string{"upper", "work", "root", "units"} {
+		if err := os.Mkdir(filepath.Join(m.disk, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.start()
+	return m
+}
+
+// start launches nspawn and waits for the boot to finish.
+func (m *machine) start() {
+	t := m.t
+	t.Helper()
 	for _, cg := range m.cgroups {
 		if err := os.Mkdir(cg, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 			t.Skipf("cannot create the container's cgroup: %v", err)
 		}
 	}
-	t.Cleanup(m.teardown)
-	root := t.TempDir()
+	m.exited = make(chan struct{})
+	m.init = 0
 	// The shell moves itself into our cgroups, then becomes nspawn (every
 	// step execs, so its pid is nspawn's), in a mount namespace of its own
-	// where / is bound at root: that bind mount dies with it.
+	// where the root is an overlay of the host's / (read-only below) and
+	// the tmpfs: those mounts die with it. /etc/systemd/system is a
+	// directory of the tmpfs, so the host's enabled units stay hidden and
+	// ours survive a reboot.
 	script := `for cg in $CGROUPS; do echo $$ > "$cg/cgroup.procs" || exit 1; done
-exec unshare -m --propagation private sh -c 'mount --bind / "$ROOT" && exec systemd-nspawn -q -D "$ROOT" --volatile=overlay --private-network --tmpfs=/etc/systemd/system --bind-ro="$BIN":/usr/local/bin/hermes-supervisor --boot --register=no --keep-unit --machine="$NAME" --console=pipe'`
+exec unshare -m --propagation private sh -c 'mount -t overlay overlay -o lowerdir=/,upperdir="$DISK/upper",workdir="$DISK/work" "$DISK/root" &&
+exec systemd-nspawn -q -D "$DISK/root" --private-network --bind="$DISK/units":/etc/systemd/system --bind-ro="$BIN":/usr/local/bin/hermes-supervisor --boot --register=no --keep-unit --machine="$NAME" --console=pipe'`
 	m.nspawn = exec.Command("/bin/sh", "-c", script)
 	m.nspawn.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1",
-		"CGROUPS=" + strings.Join(m.cgroups, " "), "ROOT=" + root, "BIN=" + bin, "NAME=" + m.name}
+		"CGROUPS=" + strings.Join(m.cgroups, " "), "DISK=" + m.disk, "BIN=" + m.bin, "NAME=" + m.name}
 	m.nspawn.Stdout, m.nspawn.Stderr = m.console, m.console
 	m.nspawn.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := m.nspawn.Start(); err != nil {
 		t.Fatalf("start systemd-nspawn: %v", err)
 	}
-	go func() { _ = m.nspawn.Wait(); close(m.exited) }()
+	exited := m.exited
+	go func() { _ = m.nspawn.Wait(); close(exited) }()
 	m.findInit()
 	// Until systemd listens on its socket, systemctl answers "offline" at
 	// once instead of waiting: ask again until it can wait.
@@ -110,7 +141,7 @@ exec unshare -m --propagation private sh -c 'mount --bind / "$ROOT" && exec syst
 		out, err := m.exec(30*time.Second, "systemctl", "is-system-running", "--wait")
 		state := strings.TrimSpace(out)
 		if state == "running" || state == "degraded" {
-			return m
+			return
 		}
 		starting := state == "offline" || strings.Contains(state, "Failed to connect to bus")
 		if !starting || time.Now().After(deadline) {
@@ -122,6 +153,26 @@ exec unshare -m --propagation private sh -c 'mount --bind / "$ROOT" && exec syst
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// powerLoss kills everything in the container at once, as pulling the
+// plug would, then boots it again over the same files.
+func (m *machine) powerLoss() {
+	m.t.Helper()
+	for _, cg := range m.cgroups {
+		killCgroup(cg)
+	}
+	select {
+	case <-m.exited:
+	case <-time.After(10 * time.Second):
+		m.t.Fatalf("systemd-nspawn (pid %d) outlived its cgroup's kill", m.nspawn.Process.Pid)
+	}
+	for _, cg := range m.cgroups {
+		if err := removeCgroup(cg); err != nil {
+			m.t.Fatal(err)
+		}
+	}
+	m.start()
 }
 
 // findInit waits for the container's systemd: nspawn's child whose pid is 1
@@ -196,6 +247,11 @@ func (m *machine) teardown() {
 	for _, cg := range m.cgroups {
 		if err := removeCgroup(cg); err != nil {
 			m.t.Errorf("cgroup left behind: %v", err)
+		}
+	}
+	if m.mounted {
+		if err := syscall.Unmount(m.disk, syscall.MNT_DETACH); err != nil {
+			m.t.Errorf("unmount the container's tmpfs: %v", err)
 		}
 	}
 }

@@ -57,6 +57,7 @@ func (m *machine) gateways() int {
 // within TimeoutStopSec that leaves nothing.
 func TestSystemUnit(t *testing.T) {
 	requireHost(t)
+	t.Parallel()
 	bin := build(t)
 	began := time.Now()
 	m := boot(t, bin)
@@ -151,6 +152,21 @@ systemctl daemon-reload && systemctl enable --now hermes-gateway.service`)
 	t.Logf("%v: CLI stop, start, restart", time.Since(began))
 	if out := m.must("journalctl", "--no-pager", "-o", "cat", "-u", unit); !strings.Contains(out, "supervising") {
 		t.Errorf("the journal has none of our lines:\n%s", out)
+	}
+
+	// After a power loss the unit starts by itself at boot, and the
+	// supervisor sweeps the files the killed gateway left.
+	gw = m.gatewayPID(home)
+	m.powerLoss()
+	t.Logf("%v: rebooted after a power loss", time.Since(began))
+	m.waitUnit("", unit, 20*time.Second, "active after the reboot", func(p map[string]string) bool {
+		return active(p) && m.gatewayPID(home) != ""
+	}, "ActiveState")
+	if out := m.must("journalctl", "--no-pager", "-b", "-o", "cat", "-u", unit); !strings.Contains(out, "swept") || !strings.Contains(out, "gateway.pid") {
+		t.Errorf("after the reboot the supervisor swept nothing (the old gateway was pid %s):\n%s", gw, out)
+	}
+	if n := m.gateways(); n != 1 {
+		t.Errorf("%d gateways after the reboot, want 1", n)
 	}
 
 	stopStart := time.Now()

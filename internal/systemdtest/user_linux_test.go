@@ -11,6 +11,7 @@ import (
 // with their home, lock dir and login PATH (where their hermes is).
 func TestUserUnitAndSudo(t *testing.T) {
 	requireHost(t)
+	t.Parallel()
 	bin := build(t)
 	began := time.Now()
 	m := boot(t, bin)
