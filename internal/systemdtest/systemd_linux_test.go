@@ -150,8 +150,17 @@ systemctl daemon-reload && systemctl enable --now hermes-gateway.service`)
 	}, "ActiveState")
 
 	t.Logf("%v: CLI stop, start, restart", time.Since(began))
-	if out := m.must("journalctl", "--no-pager", "-o", "cat", "-u", unit); !strings.Contains(out, "supervising") {
+	// Our lines reach the journal over its native protocol: no second
+	// timestamp in the text, and the fields as journal fields.
+	out = m.must("journalctl", "--no-pager", "-o", "cat", "-u", unit, "SYSLOG_IDENTIFIER=hermes-supervisor")
+	if !strings.Contains(out, "supervising {") {
 		t.Errorf("the journal has none of our lines:\n%s", out)
+	}
+	if stamped := regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT`).FindString(out); stamped != "" {
+		t.Errorf("our journal lines carry a timestamp of their own:\n%s", out)
+	}
+	if out := m.must("journalctl", "--no-pager", "-o", "cat", "-u", unit, "TO=running"); !strings.Contains(out, "gateway wrote its pid file") {
+		t.Errorf("journalctl TO=running finds no transition to running:\n%s", out)
 	}
 
 	// After a power loss the unit starts by itself at boot, and the
