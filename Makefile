@@ -16,7 +16,7 @@ FUZZ_TARGETS := lockstore:FuzzParseRecord lockstore:FuzzParseState lockstore:Fuz
 # The full fault-injection counts of `make chaos` (`make test` runs small ones).
 CHAOSFLAGS ?= -chaos.kills=1000 -chaos.supkills=200 -chaos.rounds=10
 
-.PHONY: all build run test test-deps check fmt-check vet lint cross unit wine-test fuzz-smoke fuzz chaos bench bench-peers clean
+.PHONY: all build run test test-deps check fmt-check vet lint cross unit wine-test fuzz-smoke fuzz chaos bench bench-peers deploy clean
 
 all: build
 
@@ -117,6 +117,12 @@ bench-peers:
 	    { apt-get update >/dev/null && apt-get install -y --no-install-recommends runit s6 supervisor >/dev/null; }; \
 	  rc=$$?; [ -n "$$made" ] && rm -f /usr/sbin/policy-rc.d; exit $$rc; \
 	else echo "bench: runit, s6 or supervisor missing and apt-get unavailable; those rows will say so"; fi
+
+# The service definitions under deploy/ (systemd units, the launchd agent,
+# the Windows PowerShell installer), rendered from the templates `install`
+# uses; `make test` fails when they are out of date.
+deploy:
+	$(GO) test -count=1 -run '^TestDeployFiles$$' ./platform/service -args -update
 
 clean:
 	rm -rf bin $(DEMO) .wine

@@ -72,14 +72,19 @@ func (l Launchd) Plist(c Config) []byte {
 		str("\t\t", a)
 	}
 	b.WriteString("\t</array>\n")
-	key("EnvironmentVariables")
-	b.WriteString("\t<dict>\n\t\t<key>HERMES_HOME</key>\n")
-	str("\t\t", c.Home)
-	if c.Path != "" {
-		b.WriteString("\t\t<key>PATH</key>\n")
-		str("\t\t", c.Path)
+	if c.Home != "" || c.Path != "" {
+		key("EnvironmentVariables")
+		b.WriteString("\t<dict>\n")
+		if c.Home != "" {
+			b.WriteString("\t\t<key>HERMES_HOME</key>\n")
+			str("\t\t", c.Home)
+		}
+		if c.Path != "" {
+			b.WriteString("\t\t<key>PATH</key>\n")
+			str("\t\t", c.Path)
+		}
+		b.WriteString("\t</dict>\n")
 	}
-	b.WriteString("\t</dict>\n")
 	key("RunAtLoad")
 	b.WriteString("\t<true/>\n")
 	key("KeepAlive")
@@ -94,10 +99,14 @@ func (l Launchd) Plist(c Config) []byte {
 		key("UserName")
 		str("\t", c.User)
 	}
-	key("StandardOutPath")
-	str("\t", filepath.Join(l.LogDir(c), "hermes-supervisor.log"))
-	key("StandardErrorPath")
-	str("\t", filepath.Join(l.LogDir(c), "hermes-supervisor.log"))
+	// launchd expands no ~: an agent rendered for no user in particular
+	// (deploy/) leaves its log to whoever installs it.
+	if c.System || c.UserHome != "" {
+		key("StandardOutPath")
+		str("\t", filepath.Join(l.LogDir(c), "hermes-supervisor.log"))
+		key("StandardErrorPath")
+		str("\t", filepath.Join(l.LogDir(c), "hermes-supervisor.log"))
+	}
 	b.WriteString("</dict>\n</plist>\n")
 	return []byte(b.String())
 }

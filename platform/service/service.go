@@ -299,7 +299,12 @@ func globSorted(glob func(string) ([]string, error), pattern string) []string {
 
 // runArgs is the supervisor's command line under a service manager.
 func runArgs(c Config) []string {
-	args := []string{c.Exe, "--home", c.Home}
+	args := []string{c.Exe}
+	if c.Home != "" {
+		// Empty only in the files under deploy/: the service's user's
+		// home, resolved at run time.
+		args = append(args, "--home", c.Home)
+	}
 	if c.LockDir != "" {
 		args = append(args, "--lock-dir", c.LockDir)
 	}

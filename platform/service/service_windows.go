@@ -23,27 +23,16 @@ func New() Manager { return SCM{} }
 // the control pipe also admits the user who installed it.
 type SCM struct{}
 
-// hermesTask is the Scheduled Task Hermes installs to restart its gateway.
-const hermesTask = "Hermes_Gateway"
 
-// Recovery is what the SCM does when the supervisor dies: restart it after
-// 5 s, again after 10 s, then every 60 s; a day without failures resets
-// the count.
-var Recovery = []mgr.RecoveryAction{
-	{Type: mgr.ServiceRestart, Delay: 5 * time.Second},
-	{Type: mgr.ServiceRestart, Delay: 10 * time.Second},
-	{Type: mgr.ServiceRestart, Delay: 60 * time.Second},
-}
-
-const recoveryReset = 24 * 60 * 60 // seconds
-
-func scmArgs(c Config, installer string) []string {
-	args := append(runArgs(c)[1:], "--service")
-	if installer != "" {
-		args = append(args, "--control-user", installer)
+// Recovery is what the SCM does when the supervisor dies (see
+// recoveryDelays).
+var Recovery = func() []mgr.RecoveryAction {
+	var acts []mgr.RecoveryAction
+	for _, d := range recoveryDelays {
+		acts = append(acts, mgr.RecoveryAction{Type: mgr.ServiceRestart, Delay: d})
 	}
-	return args
-}
+	return acts
+}()
 
 // Install creates (or updates) the service, sets its recovery actions and
 // starts it.

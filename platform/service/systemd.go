@@ -43,7 +43,14 @@ func systemdUnitDir(c Config) string {
 // brings back a crashed supervisor but not one stopped on purpose.
 func (Systemd) Unit(c Config) []byte {
 	var b strings.Builder
-	b.WriteString("# Written by `hermes-supervisor install`; `hermes-supervisor uninstall` removes it.\n")
+	if c.Home != "" {
+		b.WriteString("# Written by `hermes-supervisor install`; `hermes-supervisor uninstall` removes it.\n")
+	} else {
+		// The packaged unit (deploy/): for no home in particular.
+		b.WriteString("# hermes-supervisor's unit as `hermes-supervisor install` renders it, for no home in particular:\n")
+		b.WriteString("# the supervisor takes the Hermes home and lock dir of the unit's user ($HOME) at run time, and\n")
+		b.WriteString("# runs `hermes` from systemd's PATH unless ~/.hermes/hermes-supervisor.json sets \"command\".\n")
+	}
 	b.WriteString("[Unit]\n")
 	b.WriteString("Description=Hermes Agent gateway, supervised by hermes-supervisor\n")
 	b.WriteString("Documentation=https://github.com/hermes-agent/hermes-supervisor\n")
@@ -55,7 +62,9 @@ func (Systemd) Unit(c Config) []byte {
 	b.WriteString("Type=notify\nNotifyAccess=main\n")
 	fmt.Fprintf(&b, "ExecStart=%s\n", systemdArgs(runArgs(c)))
 	b.WriteString("ExecReload=/bin/kill -HUP $MAINPID\n")
-	fmt.Fprintf(&b, "Environment=%s\n", systemdQuote("HERMES_HOME="+c.Home, false))
+	if c.Home != "" {
+		fmt.Fprintf(&b, "Environment=%s\n", systemdQuote("HERMES_HOME="+c.Home, false))
+	}
 	if c.Path != "" {
 		fmt.Fprintf(&b, "Environment=%s\n", systemdQuote("PATH="+c.Path, false))
 	}
