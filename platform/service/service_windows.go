@@ -23,7 +23,6 @@ func New() Manager { return SCM{} }
 // the control pipe also admits the user who installed it.
 type SCM struct{}
 
-
 // Recovery is what the SCM does when the supervisor dies (see
 // recoveryDelays).
 var Recovery = func() []mgr.RecoveryAction {
