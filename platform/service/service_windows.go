@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/windows"
 	"golang.org/x/sys/windows/svc"
@@ -136,8 +137,8 @@ func (m SCM) Installed(Config) []Definition {
 	var defs []Definition
 	_ = withService(func(s *mgr.Service) error {
 		d := Definition{System: true, Path: Name}
-		if cfg, err := s.Config(); err == nil {
-			if args, err := windows.DecomposeCommandLine(cfg.BinaryPathName); err == nil {
+		if bin, err := binaryPath(s); err == nil {
+			if args, err := windows.DecomposeCommandLine(bin); err == nil {
 				for i, a := range args {
 					if a == "--home" && i+1 < len(args) {
 						d.Home = args[i+1]
@@ -149,6 +150,23 @@ func (m SCM) Installed(Config) []Definition {
 		return nil
 	})
 	return defs
+}
+
+// binaryPath reads the service's command line through QueryServiceConfig
+// itself: mgr's Config also asks for options older service managers (and
+// Wine's) do not keep, and fails there.
+func binaryPath(s *mgr.Service) (string, error) {
+	var need uint32
+	_ = windows.QueryServiceConfig(s.Handle, nil, 0, &need)
+	if need == 0 {
+		return "", errors.New("QueryServiceConfig reported no size")
+	}
+	buf := make([]byte, need)
+	qc := (*windows.QUERY_SERVICE_CONFIG)(unsafe.Pointer(&buf[0]))
+	if err := windows.QueryServiceConfig(s.Handle, qc, need, &need); err != nil {
+		return "", err
+	}
+	return windows.UTF16PtrToString(qc.BinaryPathName), nil
 }
 
 // waitRunning waits, when c.Wait is set, until the SCM reports the service
