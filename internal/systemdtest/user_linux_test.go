@@ -84,7 +84,14 @@ chmod 755 /home/alice/.local/bin/hermes && chown -R alice: /home/alice/.local`)
 	// sudo as a user types it: no --demo, so hermes must be found on
 	// alice's PATH; the unit runs as alice in alice's home.
 	m.must("sh", "-c", `echo 'alice ALL=(ALL) NOPASSWD: ALL' >/etc/sudoers.d/alice && chmod 440 /etc/sudoers.d/alice`)
-	out = mustAs("sudo", "-n", "hermes-supervisor", "install", "--system", "--wait", "20s")
+	// Hermes' own user unit runs alice's gateway: the system install
+	// with --migrate must disable it in her user manager.
+	mustAs("sh", "-c", `mkdir -p ~/.config/systemd/user && printf '[Service]\nExecStart=/usr/local/bin/hermes-supervisor demo-gateway\n[Install]\nWantedBy=default.target\n' >~/.config/systemd/user/hermes-gateway.service &&
+systemctl --user daemon-reload && systemctl --user enable --now hermes-gateway.service`)
+	out = mustAs("sudo", "-n", "hermes-supervisor", "install", "--system", "--migrate", "--wait", "20s")
+	if p := m.show(user, "hermes-gateway.service", "ActiveState", "UnitFileState"); p["ActiveState"] == "active" || p["UnitFileState"] != "disabled" {
+		t.Errorf("alice's Hermes unit after sudo install --system --migrate: %v\n%s", p, out)
+	}
 	p = m.show("", unit, "ActiveState", "User", "Environment", "ExecStart")
 	if !active(p) || p["User"] != user {
 		t.Fatalf("system unit installed with sudo: %v\n%s", p, out)

@@ -112,6 +112,20 @@ func (s Systemd) Install(c Config, migrate bool) (Plan, error) {
 		}
 		p.Notes = append(p.Notes, fmt.Sprintf("Hermes' own unit %s also restarts the gateway of this home; two supervisors would fight over it: rerun with --migrate to disable it", name))
 	}
+	// Hermes installs user units: a system service for a user (sudo
+	// install --system) must deal with that user's too. Their manager is
+	// reached as user@ (systemd 248 and later).
+	if c.System && c.User != "" && c.User != "root" && c.UserHome != "" {
+		for _, u := range globSorted(s.Glob, filepath.Join(c.UserHome, ".config", "systemd", "user", "hermes-gateway*.service")) {
+			name := filepath.Base(u)
+			if migrate {
+				p.Notes = append(p.Notes, fmt.Sprintf("disabling %s's own Hermes unit %s: hermes-supervisor now restarts the gateway", c.User, name))
+				p.try("systemctl", "--user", "--machine="+c.User+"@", "disable", "--now", name)
+				continue
+			}
+			p.Notes = append(p.Notes, fmt.Sprintf("%s's own Hermes user unit %s also restarts the gateway of this home; two supervisors would fight over it: rerun with --migrate to disable it", c.User, name))
+		}
+	}
 	p.write(s.UnitPath(c), 0o644, s.Unit(c))
 	p.run(s.systemctl(c, "daemon-reload")...)
 	p.run(s.systemctl(c, "enable", Name+".service")...)
