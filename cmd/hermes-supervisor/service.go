@@ -56,6 +56,7 @@ func serviceCmd(g *globals, install, wait bool, use, short, long string, plan fu
 		Long:  long,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			f := underSudo(g, f, install)
 			sg, c, err := serviceConfig(cmd.Context(), g, f)
 			if err != nil {
 				return err
@@ -181,6 +182,7 @@ func newStartCmd(g *globals) *cobra.Command {
 // supervisor over its control endpoint (which also ends a service: the
 // supervisor exits 0, which no manager restarts).
 func stopService(cmd *cobra.Command, g *globals, f *serviceFlags) (bool, error) {
+	f = underSudo(g, f, false)
 	_, c, err := serviceConfig(cmd.Context(), g, f)
 	if err != nil {
 		return false, err
@@ -203,6 +205,28 @@ func stopService(cmd *cobra.Command, g *globals, f *serviceFlags) (bool, error) 
 	return true, nil
 }
 
+// sudoUser is the user who ran us through sudo, or "" when we run as
+// ourselves (or sudo made root of root).
+func sudoUser(g *globals) string {
+	if u := g.getenv("SUDO_USER"); u != "" && u != "root" && os.Geteuid() == 0 {
+		return u
+	}
+	return ""
+}
+
+// underSudo reads `sudo hermes-supervisor start|stop|uninstall` as being
+// about the machine's service, the only one root can drive (a user unit
+// needs that user's own manager): --system unless --user was given.
+// install keeps its flags: without --system it is the user's unit.
+func underSudo(g *globals, f *serviceFlags, install bool) *serviceFlags {
+	if install || f.user || f.system || sudoUser(g) == "" {
+		return f
+	}
+	sf := *f
+	sf.system = true
+	return &sf
+}
+
 // serviceConfig pins everything the service needs at install time: the
 // service manager's environment is not the shell's, so the home and lock
 // dir are written into the definition rather than resolved again there.
@@ -212,7 +236,7 @@ func stopService(cmd *cobra.Command, g *globals, f *serviceFlags) (bool, error) 
 func serviceConfig(ctx context.Context, g *globals, f *serviceFlags) (*globals, service.Config, error) {
 	sg := g
 	var acct *service.Account
-	if sudoUser := g.getenv("SUDO_USER"); f.system && sudoUser != "" && sudoUser != "root" && os.Geteuid() == 0 {
+	if sudoUser := sudoUser(g); f.system && sudoUser != "" {
 		a, err := service.LookupAccount(ctx, sudoUser)
 		if err != nil {
 			return nil, service.Config{}, fmt.Errorf("%w: SUDO_USER names the user the service runs as", err)

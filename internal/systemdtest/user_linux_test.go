@@ -110,7 +110,21 @@ systemctl --user daemon-reload && systemctl --user enable --now hermes-gateway.s
 	if out := mustAs("ps", "-o", "user=", "-p", m.gatewayPID("/home/alice/.hermes")); strings.TrimSpace(out) != user {
 		t.Errorf("the gateway runs as %q, want %s", strings.TrimSpace(out), user)
 	}
-	// start and uninstall find the system unit on their own.
+	// Under sudo, stop, start and uninstall are about the system unit,
+	// and find it for alice's home.
+	mustAs("sudo", "-n", "hermes-supervisor", "stop")
+	if p := m.show("", unit, "ActiveState", "Result"); p["ActiveState"] != "inactive" || p["Result"] != "success" {
+		t.Errorf("system unit after sudo hermes-supervisor stop: %v", p)
+	}
+	mustAs("sudo", "-n", "hermes-supervisor", "start")
+	if p := m.show("", unit, "ActiveState"); !active(p) {
+		t.Errorf("system unit after sudo hermes-supervisor start: %v", p)
+	}
+	// Without sudo, alice stops it through its control endpoint.
+	mustAs("hermes-supervisor", "stop")
+	if p := m.show("", unit, "ActiveState"); p["ActiveState"] != "inactive" {
+		t.Errorf("system unit after alice's hermes-supervisor stop: %v", p)
+	}
 	mustAs("sudo", "-n", "hermes-supervisor", "uninstall")
 	if p := m.show("", unit, "LoadState"); p["LoadState"] != "not-found" {
 		t.Errorf("system unit after sudo uninstall: %v", p)
