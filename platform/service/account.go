@@ -8,6 +8,7 @@ import (
 	"os/user"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Account is the user a system service runs as, as that user's own login
@@ -37,6 +38,9 @@ func LookupAccount(ctx context.Context, name string) (Account, error) {
 	if a.UID, err = strconv.Atoi(u.Uid); err != nil {
 		a.UID = -1
 	}
+	// A profile that waits for input or the network must not hang install.
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, "su", "-l", name, "-c", `printf '\n%s%s\n' `+pathMarker+` "$PATH"`)
 	if out, err := cmd.Output(); err == nil {
 		for _, line := range bytes.Split(out, []byte("\n")) {

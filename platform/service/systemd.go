@@ -263,9 +263,10 @@ func (s Systemd) state(ctx context.Context, c Config) (unitState, error) {
 // startAndWait starts (or restarts) the unit without blocking on it, then,
 // when c.Wait is set, waits until systemd calls it active: with
 // Type=notify that is after the supervisor's READY=1, once the gateway
-// runs. A unit that fails, or is being restarted after an exit, ends the
-// wait at once with its last journal lines; a restart must also show a new
-// invocation, so that the old one's "active" is not taken for the new.
+// runs. A run that fails, or is being restarted after an exit, ends the
+// wait at once with its last journal lines; only runs after our job count
+// (a new InvocationID), so that neither the old run's "active" nor its
+// "failed" is taken for the new one's.
 func (s Systemd) startAndWait(p *Plan, c Config, verb string) {
 	var before unitState
 	if c.Wait > 0 {
@@ -284,8 +285,10 @@ func (s Systemd) startAndWait(p *Plan, c Config, verb string) {
 			switch {
 			case now.Active == "active" && fresh:
 				return true, nil
-			case now.Active == "failed", now.Sub == "auto-restart",
-				now.Active == "inactive" && now.Invocation != before.Invocation:
+			case now.Invocation != before.Invocation &&
+				(now.Active == "failed" || now.Sub == "auto-restart" || now.Active == "inactive"):
+				// A run of ours ended: the one before may have been
+				// failed too, until our job ran.
 				return false, s.notRunning(context.WithoutCancel(ctx), c, now, "")
 			}
 			return false, nil
