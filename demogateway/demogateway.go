@@ -130,11 +130,8 @@ func (g *gateway) run() int {
 		g.say("cannot create home: %v", err)
 		return exitRefused
 	}
-	if code, ok := g.claim(); !ok {
-		g.releaseFiles()
-		return code
-	}
-	g.say("running: gateway.pid and %s claimed", Scope)
+	// Handlers first: the supervisor may signal us as soon as gateway.pid
+	// names us, and an unhandled SIGUSR1 then would be lost.
 	sigs := make(chan os.Signal, 4)
 	if term, ok := platform.TerminateSignal(); ok {
 		if !g.o.ignoreTerm {
@@ -147,6 +144,11 @@ func (g *gateway) run() int {
 	if usr1, ok := platform.RestartSignal(); ok {
 		signal.Notify(sigs, usr1)
 	}
+	if code, ok := g.claim(); !ok {
+		g.releaseFiles()
+		return code
+	}
+	g.say("running: gateway.pid and %s claimed", Scope)
 	var exitTimer <-chan time.Time
 	if g.o.exitAfter > 0 {
 		exitTimer = time.After(g.o.exitAfter)
