@@ -132,38 +132,50 @@ func (m SCM) Control(c Config, verb string) (Plan, error) {
 	return p, nil
 }
 
-// Installed lists the service, which is always the machine's.
+// Installed lists the service, which is always the machine's. It opens
+// the service manager and the service for reading only, so that a user
+// who is not an administrator learns it exists (and `stop` finds the home
+// it runs for) rather than "nothing installed".
 func (m SCM) Installed(Config) []Definition {
-	var defs []Definition
-	_ = withService(func(s *mgr.Service) error {
-		d := Definition{System: true, Path: Name}
-		if bin, err := binaryPath(s); err == nil {
-			if args, err := windows.DecomposeCommandLine(bin); err == nil {
-				for i, a := range args {
-					if a == "--home" && i+1 < len(args) {
-						d.Home = args[i+1]
-					}
+	sm, err := windows.OpenSCManager(nil, nil, windows.SC_MANAGER_CONNECT)
+	if err != nil {
+		return nil
+	}
+	defer windows.CloseServiceHandle(sm)
+	name, err := windows.UTF16PtrFromString(Name)
+	if err != nil {
+		return nil
+	}
+	h, err := windows.OpenService(sm, name, windows.SERVICE_QUERY_CONFIG)
+	if err != nil {
+		return nil
+	}
+	defer windows.CloseServiceHandle(h)
+	d := Definition{System: true, Path: Name}
+	if bin, err := binaryPath(h); err == nil {
+		if args, err := windows.DecomposeCommandLine(bin); err == nil {
+			for i, a := range args {
+				if a == "--home" && i+1 < len(args) {
+					d.Home = args[i+1]
 				}
 			}
 		}
-		defs = append(defs, d)
-		return nil
-	})
-	return defs
+	}
+	return []Definition{d}
 }
 
 // binaryPath reads the service's command line through QueryServiceConfig
 // itself: mgr's Config also asks for options older service managers (and
 // Wine's) do not keep, and fails there.
-func binaryPath(s *mgr.Service) (string, error) {
+func binaryPath(h windows.Handle) (string, error) {
 	var need uint32
-	_ = windows.QueryServiceConfig(s.Handle, nil, 0, &need)
+	_ = windows.QueryServiceConfig(h, nil, 0, &need)
 	if need == 0 {
 		return "", errors.New("QueryServiceConfig reported no size")
 	}
 	buf := make([]byte, need)
 	qc := (*windows.QUERY_SERVICE_CONFIG)(unsafe.Pointer(&buf[0]))
-	if err := windows.QueryServiceConfig(s.Handle, qc, need, &need); err != nil {
+	if err := windows.QueryServiceConfig(h, qc, need, &need); err != nil {
 		return "", err
 	}
 	return windows.UTF16PtrToString(qc.BinaryPathName), nil
