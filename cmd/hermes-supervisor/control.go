@@ -138,6 +138,14 @@ installed), and otherwise asks the supervisor over its control endpoint.`,
 			if done, err := stopService(cmd, g, f); done || err != nil {
 				return err
 			}
+			if f.dryRun {
+				layout, err := g.layout()
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "ask the supervisor at %s to stop\n", platform.ControlAddress(layout.Home))
+				return err
+			}
 			return control(cmd, g, "stop", timeout, func(err error) error {
 				fmt.Fprintln(cmd.OutOrStdout(), "not running")
 				return nil
