@@ -11,10 +11,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 )
+
+// machines numbers the containers of this test process: their names (and
+// cgroups) must differ while tests run in parallel.
+var machines atomic.Int64
 
 // machine is one booted container: systemd as PID 1 over the host's root.
 type machine struct {
@@ -84,7 +89,7 @@ func hostCgroups(name string) []string {
 // removes its cgroups and mounts even when the test failed.
 func boot(t *testing.T, bin string) *machine {
 	t.Helper()
-	m := &machine{t: t, name: fmt.Sprintf("hsd%d-%s", os.Getpid(), strings.ToLower(t.Name()[4:8])), bin: bin, console: &syncBuffer{}}
+	m := &machine{t: t, name: fmt.Sprintf("hsd%d-%d", os.Getpid(), machines.Add(1)), bin: bin, console: &syncBuffer{}}
 	m.cgroups = hostCgroups(m.name)
 	t.Cleanup(m.teardown)
 	// The upper layer is a tmpfs of its own: overlayfs refuses an upper
