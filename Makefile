@@ -16,7 +16,7 @@ FUZZ_TARGETS := lockstore:FuzzParseRecord lockstore:FuzzParseState lockstore:Fuz
 # The full fault-injection counts of `make chaos` (`make test` runs small ones).
 CHAOSFLAGS ?= -chaos.kills=1000 -chaos.supkills=200 -chaos.rounds=10
 
-.PHONY: all build run test test-deps check fmt-check vet lint cross unit wine-test fuzz-smoke fuzz chaos bench bench-peers clean
+.PHONY: all build run test test-deps check fmt-check vet lint cross unit wine-test fuzz-smoke fuzz chaos bench bench-peers deploy clean
 
 all: build
 
@@ -35,9 +35,10 @@ test: test-deps fmt-check vet lint cross unit wine-test fuzz-smoke
 check: test
 
 # The Debian packages the tests need: systemd-analyze checks the units we
-# render (systemd need not run); Wine and mingw run the Windows tests.
+# render; systemd-nspawn boots a real systemd for internal/systemdtest, and
+# sudo runs inside it as a user would; Wine and mingw run the Windows tests.
 # Installed with apt when missing and we may; otherwise a one-line error.
-TEST_DEBS := systemd-analyze:systemd wine:wine64 wine:wine x86_64-w64-mingw32-gcc:gcc-mingw-w64-x86-64-win32
+TEST_DEBS := systemd-analyze:systemd systemd-nspawn:systemd-container sudo:sudo wine:wine64 wine:wine x86_64-w64-mingw32-gcc:gcc-mingw-w64-x86-64-win32
 test-deps:
 	@need=; for d in $(TEST_DEBS); do command -v $${d%%:*} >/dev/null || need="$$need $${d##*:}"; done; \
 	[ -z "$$need" ] && exit 0; \
@@ -116,6 +117,12 @@ bench-peers:
 	    { apt-get update >/dev/null && apt-get install -y --no-install-recommends runit s6 supervisor >/dev/null; }; \
 	  rc=$$?; [ -n "$$made" ] && rm -f /usr/sbin/policy-rc.d; exit $$rc; \
 	else echo "bench: runit, s6 or supervisor missing and apt-get unavailable; those rows will say so"; fi
+
+# The service definitions under deploy/ (systemd units, the launchd agent,
+# the Windows PowerShell installer), rendered from the templates `install`
+# uses; `make test` fails when they are out of date.
+deploy:
+	$(GO) test -count=1 -run '^TestDeployFiles$$' ./platform/service -args -update
 
 clean:
 	rm -rf bin $(DEMO) .wine

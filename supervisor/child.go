@@ -38,7 +38,7 @@ type started struct {
 	tree    *platform.Tree
 	begun   time.Time
 	clock   Clock
-	outputs []*lineLogger
+	drained []chan struct{} // one per output pipe, closed once all of it is logged
 }
 
 // EnvSupervisor names, in every gateway's environment, the supervisor that
@@ -58,18 +58,46 @@ func supervisorTag(self procstate.Identity) string {
 func startChild(cfg *Config, self procstate.Identity, log *zap.Logger, clock Clock) (*started, error) {
 	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
 	cmd.Env = childEnv(os.Environ(), cfg.Env, EnvSupervisor+"="+supervisorTag(self))
-	out := &lineLogger{log: log, stream: "stdout"}
-	errOut := &lineLogger{log: log, stream: "stderr"}
-	cmd.Stdout, cmd.Stderr = out, errOut
-	// A grandchild that escaped the tree may hold our pipes open; do not let
-	// it stall the exit path.
-	cmd.WaitDelay = 2 * time.Second
+	// Pipes of our own rather than writers for exec to copy from: then
+	// Wait returns when the gateway exits, not when every holder of its
+	// output closes it. A helper that left the tree (setsid) and keeps
+	// stdout open would otherwise delay every exit by a WaitDelay and turn
+	// the gateway's real exit into "WaitDelay expired".
+	var readEnds, writeEnds []*os.File
+	closeAll := func(fs []*os.File) {
+		for _, f := range fs {
+			f.Close()
+		}
+	}
+	for range 2 {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeAll(readEnds)
+			closeAll(writeEnds)
+			return nil, fmt.Errorf("create the gateway's output pipe: %w", err)
+		}
+		readEnds, writeEnds = append(readEnds, r), append(writeEnds, w)
+	}
+	cmd.Stdout, cmd.Stderr = writeEnds[0], writeEnds[1]
 	tree, err := platform.StartTree(cmd)
+	closeAll(writeEnds) // the gateway holds them now; ours would keep EOF away
 	if err != nil {
+		closeAll(readEnds)
 		return nil, err
 	}
-	return &started{tree: tree, begun: clock.Now(), clock: clock, outputs: []*lineLogger{out, errOut}}, nil
+	c := &started{tree: tree, begun: clock.Now(), clock: clock}
+	for i, stream := range []string{"stdout", "stderr"} {
+		done := make(chan struct{})
+		c.drained = append(c.drained, done)
+		go (&lineLogger{log: log, stream: stream}).readFrom(readEnds[i], done)
+	}
+	return c, nil
 }
+
+// outputDrain bounds how long the exit waits for the rest of the gateway's
+// output: what it wrote before exiting is read by then unless a descendant
+// holds the pipe open, and the reader logs that later anyway.
+const outputDrain = 250 * time.Millisecond
 
 func (c *started) Terminate() error { return c.tree.Terminate() }
 
@@ -82,8 +110,15 @@ func (c *started) Kill() error {
 
 func (c *started) wait(context.Context) Exit {
 	err := c.tree.Wait()
-	for _, o := range c.outputs {
-		o.flush()
+	drain := time.NewTimer(outputDrain)
+	defer drain.Stop()
+drained:
+	for _, eof := range c.drained {
+		select {
+		case <-eof:
+		case <-drain.C:
+			break drained
+		}
 	}
 	now := c.clock.Now()
 	e := Exit{At: now, Uptime: now.Sub(c.begun), Code: -1}
@@ -261,6 +296,25 @@ func (l *lineLogger) emit() {
 	}
 	l.log.Info("gateway output", zap.String("stream", l.stream), zap.ByteString("line", line))
 	l.buf = l.buf[:0]
+}
+
+// readFrom logs what r yields until EOF (every writer closed it: the
+// gateway and whatever it left holding its output), then closes r and
+// done.
+func (l *lineLogger) readFrom(r *os.File, done chan<- struct{}) {
+	defer close(done)
+	defer r.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			_, _ = l.Write(buf[:n])
+		}
+		if err != nil {
+			l.flush()
+			return
+		}
+	}
 }
 
 func (l *lineLogger) flush() {

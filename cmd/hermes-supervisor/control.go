@@ -128,11 +128,26 @@ func argvEqual(want []string) func([]string) bool {
 
 func newStopCmd(g *globals) *cobra.Command {
 	var timeout time.Duration
+	f := &serviceFlags{}
 	cmd := &cobra.Command{
-		Use:   "stop",
+		Use:   "stop [--user|--system]",
 		Short: "Stop the gateway and the supervisor (waits until both are down)",
-		Args:  cobra.NoArgs,
+		Long: `Stop stops the installed service of this home through its service manager
+when there is one this user may control (pass --user or --system when both are
+installed), and otherwise asks the supervisor over its control endpoint.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if done, err := stopService(cmd, g, f); done || err != nil {
+				return err
+			}
+			if f.dryRun {
+				layout, err := g.layout()
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "ask the supervisor at %s to stop\n", platform.ControlAddress(layout.Home))
+				return err
+			}
 			return control(cmd, g, "stop", timeout, func(err error) error {
 				fmt.Fprintln(cmd.OutOrStdout(), "not running")
 				return nil
@@ -140,6 +155,7 @@ func newStopCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", supervisor.DefaultStopTimeout+15*time.Second, "how long to wait for the stop to complete")
+	f.register(cmd, false, false)
 	return cmd
 }
 

@@ -122,11 +122,17 @@ func homeUnusable(path string, err error) bool {
 	return false
 }
 
-func (g *globals) logger(out zapcore.WriteSyncer) (*zap.Logger, error) {
+// logger builds the logger writing to out; toStderr says out is our
+// stderr, which under systemd may be journald's: then the console format
+// leaves out the time (journald stamps each line) and, unless a format was
+// asked for, entries go over journald's native protocol with their fields
+// as journal fields.
+func (g *globals) logger(out zapcore.WriteSyncer, toStderr bool) (*zap.Logger, error) {
 	format := g.logFormat
 	if format == "" {
 		format = g.file.LogFormat
 	}
+	chosen := format != ""
 	if format == "" {
 		format = "console"
 	}
@@ -134,6 +140,7 @@ func (g *globals) logger(out zapcore.WriteSyncer) (*zap.Logger, error) {
 	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
 		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", g.logLevel)
 	}
+	journald := toStderr && platform.UnderJournal()
 	enc := zap.NewProductionEncoderConfig()
 	enc.EncodeTime = zapcore.ISO8601TimeEncoder
 	var encoder zapcore.Encoder
@@ -142,9 +149,18 @@ func (g *globals) logger(out zapcore.WriteSyncer) (*zap.Logger, error) {
 		encoder = zapcore.NewJSONEncoder(enc)
 	case "console":
 		enc.EncodeLevel = zapcore.CapitalLevelEncoder
+		if journald {
+			enc.TimeKey = ""
+		}
 		encoder = zapcore.NewConsoleEncoder(enc)
 	default:
 		return nil, fmt.Errorf("--log-format %q: use console or json", format)
 	}
-	return zap.New(zapcore.NewCore(encoder, out, level)), nil
+	core := zapcore.NewCore(encoder, out, level)
+	if journald && !chosen {
+		if jc, ok := platform.JournalCore(level, core); ok {
+			core = jc
+		}
+	}
+	return zap.New(core), nil
 }

@@ -95,7 +95,7 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 		// A Windows service has no stderr: log to a rotating file in the home.
 		logTo = zapcore.AddSync(&lumberjack.Logger{Filename: filepath.Join(layout.Home, "hermes-supervisor.log"), MaxSize: 10, MaxBackups: 3})
 	}
-	log, err := g.logger(logTo)
+	log, err := g.logger(logTo, !f.asService)
 	if err != nil {
 		return err
 	}

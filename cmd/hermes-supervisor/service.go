@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,16 +18,21 @@ import (
 	"github.com/hermes-agent/hermes-supervisor/supervisor"
 )
 
-// serviceFlags are the flags of install, uninstall and start.
+// serviceFlags are the flags of install, uninstall, start and stop.
 type serviceFlags struct {
 	user, system, dryRun, migrate, demo bool
-	stopTimeout                         time.Duration
+	stopTimeout, wait                   time.Duration
 }
 
-func (f *serviceFlags) register(cmd *cobra.Command, install bool) {
+// defaultWait is how long install and start wait for the service to run:
+// longer than the supervisor's own ready timeout, after which it reports
+// ready even without the gateway's pid file.
+const defaultWait = supervisor.DefaultReadyTimeout + 30*time.Second
+
+func (f *serviceFlags) register(cmd *cobra.Command, install, wait bool) {
 	fl := cmd.Flags()
-	fl.BoolVar(&f.user, "user", false, "the current user's service (the default): a systemd user unit or a launchd agent")
-	fl.BoolVar(&f.system, "system", false, "a machine-wide service: a systemd system unit or a launchd daemon (needs root)")
+	fl.BoolVar(&f.user, "user", false, "the current user's service: a systemd user unit or a launchd agent (default: the one installed; for install, this)")
+	fl.BoolVar(&f.system, "system", false, "the machine-wide service: a systemd system unit or a launchd daemon (needs root)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print every file that would be written and every command that would run, and change nothing")
 	cmd.MarkFlagsMutuallyExclusive("user", "system")
 	if install {
@@ -34,11 +40,15 @@ func (f *serviceFlags) register(cmd *cobra.Command, install bool) {
 		fl.BoolVar(&f.demo, "demo", false, "have the service supervise the built-in demo gateway (to try it out)")
 		fl.DurationVar(&f.stopTimeout, "stop-timeout", supervisor.DefaultStopTimeout, "the supervisor's stop timeout; the service manager waits 15 s longer before it kills")
 	}
+	if wait {
+		fl.DurationVar(&f.wait, "wait", defaultWait, "how long to wait for the service to be running (systemd: active after READY); 0 does not wait")
+	}
 }
 
 // serviceCmd builds a command that turns the service flags into a plan of
-// the OS's service manager and prints or applies it.
-func serviceCmd(g *globals, install bool, use, short, long string, plan func(service.Manager, service.Config, *serviceFlags) (service.Plan, error)) *cobra.Command {
+// the OS's service manager and prints or applies it. Every command but
+// install acts on the definition that exists (see pickDefinition).
+func serviceCmd(g *globals, install, wait bool, use, short, long string, plan func(service.Manager, *globals, service.Config, *serviceFlags) (service.Plan, error)) *cobra.Command {
 	f := &serviceFlags{}
 	cmd := &cobra.Command{
 		Use:   use,
@@ -46,32 +56,102 @@ func serviceCmd(g *globals, install bool, use, short, long string, plan func(ser
 		Long:  long,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := serviceConfig(g, f)
+			f := underSudo(g, f, install)
+			sg, c, err := serviceConfig(cmd.Context(), g, f)
 			if err != nil {
 				return err
 			}
-			p, err := plan(service.New(), c, f)
+			m := service.New()
+			if !install {
+				def, found, err := pickDefinition(m, &c, f, "")
+				if err != nil {
+					return err
+				}
+				if !found {
+					return notInstalled(cmd, f, use)
+				}
+				if def.Home != "" {
+					c.Home = def.Home
+				}
+			}
+			p, err := plan(m, sg, c, f)
 			if err != nil {
 				return err
 			}
 			return carryOut(cmd, p, f.dryRun)
 		},
 	}
-	f.register(cmd, install)
+	f.register(cmd, install, wait)
 	return cmd
 }
 
+// pickDefinition finds the installed service a command acts on and sets
+// c.System to its scope: the one --user or --system names, else the only
+// one there is (of home, when home is set). Both installed and no flag is
+// an error naming both flags: guessing would act on the wrong one.
+func pickDefinition(m service.Manager, c *service.Config, f *serviceFlags, home string) (service.Definition, bool, error) {
+	var defs []service.Definition
+	for _, d := range m.Installed(*c) {
+		if home == "" || d.Home == home {
+			defs = append(defs, d)
+		}
+	}
+	if f.user || f.system {
+		c.System = f.system
+		for _, d := range defs {
+			if d.System == f.system {
+				return d, true, nil
+			}
+		}
+		return service.Definition{}, false, nil
+	}
+	switch len(defs) {
+	case 0:
+		return service.Definition{}, false, nil
+	case 1:
+		c.System = defs[0].System
+		return defs[0], true, nil
+	}
+	return service.Definition{}, false, fmt.Errorf("both a user service (%s) and a system service (%s) are installed: pass --user or --system", defs[0].Path, defs[1].Path)
+}
+
+// notInstalled says there is no service to act on: uninstall has nothing
+// to do, start cannot.
+func notInstalled(cmd *cobra.Command, f *serviceFlags, use string) error {
+	scope := "no hermes-supervisor service is installed"
+	switch {
+	case f.user:
+		scope = "no user hermes-supervisor service is installed"
+	case f.system:
+		scope = "no system hermes-supervisor service is installed"
+	}
+	if cobraName(use) == "uninstall" {
+		fmt.Fprintf(cmd.OutOrStdout(), "%s: nothing to uninstall\n", scope)
+		return nil
+	}
+	return fmt.Errorf("%s: run `hermes-supervisor install` first, or `hermes-supervisor run` in the foreground", scope)
+}
+
+func cobraName(use string) string {
+	name, _, _ := strings.Cut(use, " ")
+	return name
+}
+
 func newInstallCmd(g *globals) *cobra.Command {
-	return serviceCmd(g, true, "install [--user|--system] [--dry-run] [--migrate]",
+	return serviceCmd(g, true, true, "install [--user|--system] [--dry-run] [--migrate] [--wait D]",
 		"Install and start hermes-supervisor as a service (systemd, launchd or the Windows SCM)",
 		`Install writes a service definition of our own (systemd: hermes-supervisor.service,
 Type=notify; launchd: ai.hermes.supervisor with KeepAlive; Windows: the service
 hermes-supervisor with recovery actions) that runs "hermes-supervisor run" for the
-Hermes home, then enables and starts it. Hermes' own gateway unit, agent or
-Scheduled Task would restart the gateway too: install warns about it, and with
---migrate stops and disables it.`,
-		func(m service.Manager, c service.Config, f *serviceFlags) (service.Plan, error) {
-			if err := gatewayFound(g, f); err != nil {
+Hermes home, then enables and starts it, and waits until it really runs
+(--wait): a service that does not come up fails the install with its last log
+lines. Hermes' own gateway unit, agent or Scheduled Task would restart the
+gateway too: install warns about it, and with --migrate stops and disables it.
+
+Under sudo, --system installs for the user who ran sudo: the service runs as
+that user, with their Hermes home, lock directory and login PATH.`,
+		func(m service.Manager, sg *globals, c service.Config, f *serviceFlags) (service.Plan, error) {
+			if err := gatewayFound(sg, f, c.Path); err != nil {
 				return service.Plan{}, err
 			}
 			return m.Install(c, f.migrate)
@@ -79,65 +159,152 @@ Scheduled Task would restart the gateway too: install warns about it, and with
 }
 
 func newUninstallCmd(g *globals) *cobra.Command {
-	return serviceCmd(g, false, "uninstall [--user|--system] [--dry-run]",
-		"Stop the service and remove its definition (logs and the Hermes home are kept)", "",
-		func(m service.Manager, c service.Config, _ *serviceFlags) (service.Plan, error) {
+	return serviceCmd(g, false, false, "uninstall [--user|--system] [--dry-run]",
+		"Stop the service and remove its definition (logs and the Hermes home are kept)",
+		"Uninstall acts on the service that is installed, user or system; pass --user or --system\nwhen both are.",
+		func(m service.Manager, _ *globals, c service.Config, _ *serviceFlags) (service.Plan, error) {
 			return m.Uninstall(c)
 		})
 }
 
 func newStartCmd(g *globals) *cobra.Command {
-	return serviceCmd(g, false, "start [--user|--system] [--dry-run]",
-		"Start the installed service (use `run` to supervise in the foreground instead)", "",
-		func(m service.Manager, c service.Config, _ *serviceFlags) (service.Plan, error) {
+	return serviceCmd(g, false, true, "start [--user|--system] [--dry-run] [--wait D]",
+		"Start the installed service (use `run` to supervise in the foreground instead)",
+		"Start starts the service that is installed, user or system (pass --user or --system\nwhen both are), and waits until it runs (--wait).",
+		func(m service.Manager, _ *globals, c service.Config, _ *serviceFlags) (service.Plan, error) {
 			return m.Control(c, "start")
 		})
+}
+
+// stopService stops the installed service of this home through its
+// manager, so that the manager records a stop on request; it reports
+// false when there is none we may control, and `stop` then asks the
+// supervisor over its control endpoint (which also ends a service: the
+// supervisor exits 0, which no manager restarts).
+func stopService(cmd *cobra.Command, g *globals, f *serviceFlags) (bool, error) {
+	f = underSudo(g, f, false)
+	_, c, err := serviceConfig(cmd.Context(), g, f)
+	if err != nil {
+		return false, err
+	}
+	m := service.New()
+	def, found, err := pickDefinition(m, &c, f, c.Home)
+	if err != nil || !found || !service.MayControl(def.System) {
+		return false, err
+	}
+	p, err := m.Control(c, "stop")
+	if err != nil {
+		return false, err
+	}
+	if err := carryOut(cmd, p, f.dryRun); err != nil {
+		return true, err
+	}
+	if !f.dryRun {
+		fmt.Fprintln(cmd.OutOrStdout(), "stop: stopped")
+	}
+	return true, nil
+}
+
+// sudoUser is the user who ran us through sudo, or "" when we run as
+// ourselves (or sudo made root of root).
+func sudoUser(g *globals) string {
+	if u := g.getenv("SUDO_USER"); u != "" && u != "root" && os.Geteuid() == 0 {
+		return u
+	}
+	return ""
+}
+
+// underSudo reads `sudo hermes-supervisor start|stop|uninstall` as being
+// about the machine's service, the only one root can drive (a user unit
+// needs that user's own manager): --system unless --user was given.
+// install keeps its flags: without --system it is the user's unit.
+func underSudo(g *globals, f *serviceFlags, install bool) *serviceFlags {
+	if install || f.user || f.system || sudoUser(g) == "" {
+		return f
+	}
+	sf := *f
+	sf.system = true
+	return &sf
 }
 
 // serviceConfig pins everything the service needs at install time: the
 // service manager's environment is not the shell's, so the home and lock
 // dir are written into the definition rather than resolved again there.
-func serviceConfig(g *globals, f *serviceFlags) (service.Config, error) {
-	layout, err := g.layout()
+// Under sudo, a --system service is for the user who ran sudo: the home,
+// lock dir and PATH are theirs, not root's. It returns the globals as that
+// user sees them (their config file).
+func serviceConfig(ctx context.Context, g *globals, f *serviceFlags) (*globals, service.Config, error) {
+	sg := g
+	var acct *service.Account
+	if sudoUser := sudoUser(g); f.system && sudoUser != "" {
+		a, err := service.LookupAccount(ctx, sudoUser)
+		if err != nil {
+			return nil, service.Config{}, fmt.Errorf("%w: SUDO_USER names the user the service runs as", err)
+		}
+		acct = &a
+		ug := *g
+		ug.getenv = a.Getenv(g.getenv)
+		sg = &ug
+	}
+	layout, err := sg.layout()
 	if err != nil {
-		return service.Config{}, err
+		return nil, service.Config{}, err
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return service.Config{}, fmt.Errorf("find own executable: %w", err)
+		return nil, service.Config{}, fmt.Errorf("find own executable: %w", err)
 	}
 	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = resolved
 	}
 	c := service.Config{Exe: exe, Home: layout.Home, LockDir: layout.LockDir, System: f.system,
-		StopTimeout: f.stopTimeout, UID: os.Getuid(), Path: g.getenv("PATH"), Demo: f.demo}
+		StopTimeout: f.stopTimeout, UID: os.Getuid(), Path: sg.getenv("PATH"), Demo: f.demo, Wait: f.wait}
 	if c.StopTimeout <= 0 {
 		c.StopTimeout = supervisor.DefaultStopTimeout
 	}
 	if h, err := os.UserHomeDir(); err == nil {
 		c.UserHome = h
 	}
-	if f.system {
-		// Installed with sudo, the supervisor runs as the user who asked.
-		c.User = g.getenv("SUDO_USER")
-		if u, err := user.Current(); c.User == "" && err == nil {
+	switch {
+	case acct != nil:
+		c.User, c.UID, c.UserHome = acct.Name, acct.UID, acct.Home
+	case f.system:
+		if u, err := user.Current(); err == nil {
 			c.User = u.Username
 		}
 	}
-	return c, nil
+	return sg, c, nil
 }
 
 // gatewayFound refuses to install a service that would quietly run the
 // demo gateway: `run` falls back to it when hermes is not on PATH, which
 // in a foreground shell says so, but in a service nobody reads.
-func gatewayFound(g *globals, f *serviceFlags) error {
+func gatewayFound(g *globals, f *serviceFlags, path string) error {
 	if f.demo || len(g.file.Command) > 0 {
 		return nil
 	}
-	if _, err := exec.LookPath(defaultGateway[0]); err != nil {
+	if !onPath(defaultGateway[0], path) {
 		return errors.New("hermes is not on PATH, so the service would run the demo gateway: install Hermes (or put it on PATH), set \"command\" in the config file, or pass --demo to install the demo on purpose")
 	}
 	return nil
+}
+
+// onPath reports whether name is found on path, the service's PATH rather
+// than ours (under sudo, ours is sudo's secure_path).
+func onPath(name, path string) bool {
+	if path == "" {
+		_, err := exec.LookPath(name)
+		return err == nil
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			continue
+		}
+		if _, err := exec.LookPath(filepath.Join(dir, name)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // carryOut prints the plan (--dry-run) or applies it, echoing each command

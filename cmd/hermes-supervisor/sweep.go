@@ -37,7 +37,7 @@ few seconds are moved aside to <name>.corrupt. --dry-run changes nothing.`,
 			}
 			log := zap.NewNop()
 			if !asJSON {
-				if log, err = g.logger(zapcore.Lock(os.Stderr)); err != nil {
+				if log, err = g.logger(zapcore.Lock(os.Stderr), true); err != nil {
 					return err
 				}
 			}

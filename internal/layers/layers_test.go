@@ -25,6 +25,7 @@ var rank = map[string]int{
 	"internal/bench":        5,
 	"internal/bench/child":  0,
 	"internal/chaos":        5,
+	"internal/systemdtest":  5,
 	"platform/service":      1,
 	"internal/testdir":      0,
 	// Test support that lays out files with real processes; it reads

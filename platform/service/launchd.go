@@ -1,11 +1,17 @@
 package service
 
 import (
+	"context"
 	"encoding/xml"
 	"fmt"
+	"html"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Launchd drives launchd: a LaunchAgent for the user (gui/<uid>), or a
@@ -13,6 +19,9 @@ import (
 type Launchd struct {
 	// Glob lists files matching a pattern; filepath.Glob when nil.
 	Glob func(pattern string) ([]string, error)
+	// Output runs a command and returns what it printed (launchctl
+	// print); exec when nil.
+	Output func(ctx context.Context, argv []string) ([]byte, error)
 }
 
 func launchdDir(c Config) string {
@@ -63,14 +72,19 @@ func (l Launchd) Plist(c Config) []byte {
 		str("\t\t", a)
 	}
 	b.WriteString("\t</array>\n")
-	key("EnvironmentVariables")
-	b.WriteString("\t<dict>\n\t\t<key>HERMES_HOME</key>\n")
-	str("\t\t", c.Home)
-	if c.Path != "" {
-		b.WriteString("\t\t<key>PATH</key>\n")
-		str("\t\t", c.Path)
+	if c.Home != "" || c.Path != "" {
+		key("EnvironmentVariables")
+		b.WriteString("\t<dict>\n")
+		if c.Home != "" {
+			b.WriteString("\t\t<key>HERMES_HOME</key>\n")
+			str("\t\t", c.Home)
+		}
+		if c.Path != "" {
+			b.WriteString("\t\t<key>PATH</key>\n")
+			str("\t\t", c.Path)
+		}
+		b.WriteString("\t</dict>\n")
 	}
-	b.WriteString("\t</dict>\n")
 	key("RunAtLoad")
 	b.WriteString("\t<true/>\n")
 	key("KeepAlive")
@@ -85,10 +99,14 @@ func (l Launchd) Plist(c Config) []byte {
 		key("UserName")
 		str("\t", c.User)
 	}
-	key("StandardOutPath")
-	str("\t", filepath.Join(l.LogDir(c), "hermes-supervisor.log"))
-	key("StandardErrorPath")
-	str("\t", filepath.Join(l.LogDir(c), "hermes-supervisor.log"))
+	// launchd expands no ~: an agent rendered for no user in particular
+	// (deploy/) leaves its log to whoever installs it.
+	if c.System || c.UserHome != "" {
+		key("StandardOutPath")
+		str("\t", filepath.Join(l.LogDir(c), "hermes-supervisor.log"))
+		key("StandardErrorPath")
+		str("\t", filepath.Join(l.LogDir(c), "hermes-supervisor.log"))
+	}
 	b.WriteString("</dict>\n</plist>\n")
 	return []byte(b.String())
 }
@@ -126,6 +144,7 @@ func (l Launchd) Install(c Config, migrate bool) (Plan, error) {
 	p.try("launchctl", "bootout", l.target(c, Label))
 	p.run("launchctl", "enable", l.target(c, Label))
 	p.run("launchctl", "bootstrap", l.domain(c), l.PlistPath(c))
+	l.waitRunning(&p, c)
 	return p, nil
 }
 
@@ -146,8 +165,10 @@ func (l Launchd) Control(c Config, verb string) (Plan, error) {
 	switch verb {
 	case "start":
 		p.run("launchctl", "kickstart", l.target(c, Label))
+		l.waitRunning(&p, c)
 	case "restart":
 		p.run("launchctl", "kickstart", "-k", l.target(c, Label))
+		l.waitRunning(&p, c)
 	case "stop":
 		// SIGTERM: the supervisor stops the gateway and exits 0, which
 		// KeepAlive (SuccessfulExit=false) leaves stopped.
@@ -156,4 +177,105 @@ func (l Launchd) Control(c Config, verb string) (Plan, error) {
 		return p, fmt.Errorf("service: unknown action %q: use start, stop or restart", verb)
 	}
 	return p, nil
+}
+
+var plistHome = regexp.MustCompile(`<key>HERMES_HOME</key>\s*<string>([^<]*)</string>`)
+
+// Installed lists the user's agent and the machine's daemon, where present.
+func (l Launchd) Installed(c Config) []Definition {
+	var defs []Definition
+	for _, system := range []bool{false, true} {
+		c := c
+		c.System = system
+		if !system && c.UserHome == "" {
+			continue
+		}
+		path := l.PlistPath(c)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		d := Definition{System: system, Path: path}
+		if m := plistHome.FindSubmatch(data); m != nil {
+			d.Home = html.UnescapeString(string(m[1]))
+		}
+		defs = append(defs, d)
+	}
+	return defs
+}
+
+// agentState is what `launchctl print` says of our job.
+type agentState struct {
+	State, PID, LastExit string
+}
+
+func (l Launchd) state(ctx context.Context, c Config) (agentState, error) {
+	argv := []string{"launchctl", "print", l.target(c, Label)}
+	var out []byte
+	var err error
+	if l.Output != nil {
+		out, err = l.Output(ctx, argv)
+	} else {
+		out, err = exec.CommandContext(ctx, argv[0], argv[1:]...).Output()
+	}
+	if err != nil {
+		return agentState{}, fmt.Errorf("%s: %w", Join(argv), err)
+	}
+	var a agentState
+	for _, line := range strings.Split(string(out), "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), " = ")
+		if !ok {
+			continue
+		}
+		switch k {
+		case "state":
+			a.State = v
+		case "pid":
+			a.PID = v
+		case "last exit code":
+			a.LastExit = v
+		}
+	}
+	return a, nil
+}
+
+// waitRunning waits, when c.Wait is set, until launchd runs the supervisor
+// and it stays up: launchd has no readiness protocol, so "running with the
+// same pid a second later" stands for it. A supervisor that exits with an
+// error ends the wait at once with its last log lines.
+func (l Launchd) waitRunning(p *Plan, c Config) {
+	p.wait(c, Label+" is running", func(ctx context.Context) error {
+		var now agentState
+		var since time.Time
+		var pid string
+		err := poll(ctx, 200*time.Millisecond, func() (bool, error) {
+			var err error
+			if now, err = l.state(ctx, c); err != nil {
+				return false, nil
+			}
+			switch {
+			case now.State == "running" && now.PID != "" && now.PID == pid:
+				return time.Since(since) >= time.Second, nil
+			case now.State == "running":
+				pid, since = now.PID, time.Now()
+			case now.LastExit != "" && now.LastExit != "0" && pid != "":
+				return false, l.notRunning(c, now, "")
+			}
+			return false, nil
+		})
+		if err != nil && ctx.Err() != nil {
+			return l.notRunning(c, now, fmt.Sprintf(" after %v", c.Wait))
+		}
+		return err
+	})
+}
+
+func (l Launchd) notRunning(c Config, a agentState, after string) error {
+	log := filepath.Join(l.LogDir(c), "hermes-supervisor.log")
+	lines := tailFile(log, 15)
+	if lines == "" {
+		lines = "(none readable)"
+	}
+	return fmt.Errorf("%w: %s is %q (last exit code %s)%s; its last log lines:\n%s\nfix the cause (%s has more), then run `hermes-supervisor start`",
+		ErrNotRunning, Label, a.State, a.LastExit, after, lines, log)
 }

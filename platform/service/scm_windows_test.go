@@ -31,7 +31,8 @@ func TestSCMLifeCycle(t *testing.T) {
 		t.Skip(exeEnv + " is not set: `make wine-test` (or a Windows CI job) sets it")
 	}
 	dir := testdir.New(t)
-	c := Config{Exe: exe, Home: filepath.Join(dir, "home"), LockDir: filepath.Join(dir, "locks"), StopTimeout: 10 * time.Second, Demo: true}
+	c := Config{Exe: exe, Home: filepath.Join(dir, "home"), LockDir: filepath.Join(dir, "locks"), StopTimeout: 10 * time.Second, Demo: true,
+		Wait: time.Minute} // install and start wait until the SCM reports it running
 	ctx := context.Background()
 	run := func(context.Context, []string) error { return nil } // schtasks is not needed here
 	plan, err := SCM{}.Install(c, false)
@@ -74,6 +75,12 @@ func TestSCMLifeCycle(t *testing.T) {
 		t.Fatalf("the installed service cannot be opened: %v", err)
 	}
 
+	if st := serviceState(t); st != svc.Running {
+		t.Errorf("service state %d after install waited for it, want running", st)
+	}
+	if defs := (SCM{}).Installed(c); len(defs) != 1 || !defs[0].System || defs[0].Home != c.Home {
+		t.Errorf("Installed = %+v, want the machine's service of %s", defs, c.Home)
+	}
 	waitState(t, c, "running")
 	stop, _ := SCM{}.Control(c, "stop")
 	if err := stop.Apply(ctx, run); err != nil {

@@ -49,6 +49,9 @@ type Config struct {
 	Path string
 	// Demo runs the built-in demo gateway, on purpose.
 	Demo bool
+	// Wait is how long install, start and restart wait for the service to
+	// be really running (systemd: active after READY); 0 does not wait.
+	Wait time.Duration
 }
 
 // Validate reports the first setting a service cannot be built from.
@@ -164,7 +167,8 @@ func (p Plan) Apply(ctx context.Context, run Runner) error {
 				err = fmt.Errorf("%s: %w", Join(s.Run), err)
 			}
 		case s.Do != nil:
-			if err = s.Do(ctx); err != nil {
+			// A service that did not come up says so in full already.
+			if err = s.Do(ctx); err != nil && !errors.Is(err, ErrNotRunning) {
 				err = fmt.Errorf("%s: %w", s.What, err)
 			}
 		default:
@@ -184,8 +188,25 @@ func (p Plan) Apply(ctx context.Context, run Runner) error {
 // ErrUnsupported reports a service manager this build cannot drive.
 var ErrUnsupported = errors.New("service installation is not supported here")
 
+// ErrNotRunning reports a service that did not come up after install or
+// start; the error says why, with its last log lines.
+var ErrNotRunning = errors.New("the service is not running")
+
+// Definition is one installed service definition of ours.
+type Definition struct {
+	// System says whether it is the machine's (or the user's) service.
+	System bool
+	// Home is the Hermes home it supervises; empty when unreadable.
+	Home string
+	// Path is the file (or service name) that defines it.
+	Path string
+}
+
 // Manager turns service actions into plans for one service manager.
 type Manager interface {
+	// Installed lists the definitions of ours that exist, the user's
+	// first: `start`, `stop` and `uninstall` act on the one there is.
+	Installed(c Config) []Definition
 	// Install defines and starts the service; with migrate it also
 	// disables Hermes' own gateway services for this user.
 	Install(c Config, migrate bool) (Plan, error)
@@ -193,6 +214,60 @@ type Manager interface {
 	Uninstall(c Config) (Plan, error)
 	// Control starts, stops or restarts the installed service.
 	Control(c Config, verb string) (Plan, error)
+}
+
+// MayControl reports whether this process may start and stop the service
+// of that scope itself: anyone their own, only root (an administrator) the
+// machine's.
+func MayControl(system bool) bool { return !system || isAdmin() }
+
+// wait adds the plan's last step when c.Wait is set: wait for the service
+// to run, through the manager's own view of it.
+func (p *Plan) wait(c Config, what string, f func(ctx context.Context) error) {
+	if c.Wait <= 0 {
+		return
+	}
+	p.Steps = append(p.Steps, Step{What: fmt.Sprintf("wait up to %v until %s", c.Wait, what), Do: func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, c.Wait)
+		defer cancel()
+		return f(ctx)
+	}})
+}
+
+// poll calls check every interval until it says done or fails, or ctx
+// ends; it is how a client waits on a service manager that has no event
+// stream we can read (systemctl, launchctl and the SCM are all asked).
+func poll(ctx context.Context, interval time.Duration, check func() (done bool, err error)) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if done, err := check(); done || err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// tailFile returns the last n lines of the file at path, for an error that
+// says why a service did not come up; empty when it cannot be read.
+func tailFile(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return lastLines(string(data), n)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
 
 // Join quotes argv as one shell command line, for display and pasting.
@@ -224,7 +299,12 @@ func globSorted(glob func(string) ([]string, error), pattern string) []string {
 
 // runArgs is the supervisor's command line under a service manager.
 func runArgs(c Config) []string {
-	args := []string{c.Exe, "--home", c.Home}
+	args := []string{c.Exe}
+	if c.Home != "" {
+		// Empty only in the files under deploy/: the service's user's
+		// home, resolved at run time.
+		args = append(args, "--home", c.Home)
+	}
 	if c.LockDir != "" {
 		args = append(args, "--lock-dir", c.LockDir)
 	}

@@ -2,7 +2,10 @@
 
 package service
 
-import "fmt"
+import (
+	"fmt"
+	"os"
+)
 
 // New returns a manager that refuses every action: this system has no
 // service manager we know how to drive.
@@ -12,6 +15,7 @@ type unsupported struct{}
 
 func (unsupported) Install(Config, bool) (Plan, error) { return Plan{}, unsupportedErr() }
 func (unsupported) Uninstall(Config) (Plan, error)     { return Plan{}, unsupportedErr() }
+func (unsupported) Installed(Config) []Definition      { return nil }
 func (unsupported) Control(Config, string) (Plan, error) {
 	return Plan{}, unsupportedErr()
 }
@@ -19,3 +23,5 @@ func (unsupported) Control(Config, string) (Plan, error) {
 func unsupportedErr() error {
 	return fmt.Errorf("%w: run `hermes-supervisor run` from your init system instead", ErrUnsupported)
 }
+
+func isAdmin() bool { return os.Geteuid() == 0 }

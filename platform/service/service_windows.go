@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/windows"
 	"golang.org/x/sys/windows/svc"
@@ -22,27 +24,15 @@ func New() Manager { return SCM{} }
 // the control pipe also admits the user who installed it.
 type SCM struct{}
 
-// hermesTask is the Scheduled Task Hermes installs to restart its gateway.
-const hermesTask = "Hermes_Gateway"
-
-// Recovery is what the SCM does when the supervisor dies: restart it after
-// 5 s, again after 10 s, then every 60 s; a day without failures resets
-// the count.
-var Recovery = []mgr.RecoveryAction{
-	{Type: mgr.ServiceRestart, Delay: 5 * time.Second},
-	{Type: mgr.ServiceRestart, Delay: 10 * time.Second},
-	{Type: mgr.ServiceRestart, Delay: 60 * time.Second},
-}
-
-const recoveryReset = 24 * 60 * 60 // seconds
-
-func scmArgs(c Config, installer string) []string {
-	args := append(runArgs(c)[1:], "--service")
-	if installer != "" {
-		args = append(args, "--control-user", installer)
+// Recovery is what the SCM does when the supervisor dies (see
+// recoveryDelays).
+var Recovery = func() []mgr.RecoveryAction {
+	var acts []mgr.RecoveryAction
+	for _, d := range recoveryDelays {
+		acts = append(acts, mgr.RecoveryAction{Type: mgr.ServiceRestart, Delay: d})
 	}
-	return args
-}
+	return acts
+}()
 
 // Install creates (or updates) the service, sets its recovery actions and
 // starts it.
@@ -107,6 +97,7 @@ func (m SCM) Install(c Config, migrate bool) (Plan, error) {
 		})
 	})
 	p.do("start service "+Name, func(ctx context.Context) error { return startService(ctx) })
+	waitRunning(&p, c)
 	return p, nil
 }
 
@@ -128,16 +119,111 @@ func (m SCM) Control(c Config, verb string) (Plan, error) {
 	switch verb {
 	case "start":
 		p.do("start service "+Name, startService)
+		waitRunning(&p, c)
 	case "stop":
 		p.do("stop service "+Name+" and wait for it", func(ctx context.Context) error { return stopService(ctx, wait) })
 	case "restart":
 		p.do("stop service "+Name+" and wait for it", func(ctx context.Context) error { return stopService(ctx, wait) })
 		p.do("start service "+Name, startService)
+		waitRunning(&p, c)
 	default:
 		return p, fmt.Errorf("service: unknown action %q: use start, stop or restart", verb)
 	}
 	return p, nil
 }
+
+// Installed lists the service, which is always the machine's. It opens
+// the service manager and the service for reading only, so that a user
+// who is not an administrator learns it exists (and `stop` finds the home
+// it runs for) rather than "nothing installed".
+func (m SCM) Installed(Config) []Definition {
+	sm, err := windows.OpenSCManager(nil, nil, windows.SC_MANAGER_CONNECT)
+	if err != nil {
+		return nil
+	}
+	defer windows.CloseServiceHandle(sm)
+	name, err := windows.UTF16PtrFromString(Name)
+	if err != nil {
+		return nil
+	}
+	h, err := windows.OpenService(sm, name, windows.SERVICE_QUERY_CONFIG)
+	if err != nil {
+		return nil
+	}
+	defer windows.CloseServiceHandle(h)
+	d := Definition{System: true, Path: Name}
+	if bin, err := binaryPath(h); err == nil {
+		if args, err := windows.DecomposeCommandLine(bin); err == nil {
+			for i, a := range args {
+				if a == "--home" && i+1 < len(args) {
+					d.Home = args[i+1]
+				}
+			}
+		}
+	}
+	return []Definition{d}
+}
+
+// binaryPath reads the service's command line through QueryServiceConfig
+// itself: mgr's Config also asks for options older service managers (and
+// Wine's) do not keep, and fails there.
+func binaryPath(h windows.Handle) (string, error) {
+	var need uint32
+	_ = windows.QueryServiceConfig(h, nil, 0, &need)
+	if need == 0 {
+		return "", errors.New("QueryServiceConfig reported no size")
+	}
+	buf := make([]byte, need)
+	qc := (*windows.QUERY_SERVICE_CONFIG)(unsafe.Pointer(&buf[0]))
+	if err := windows.QueryServiceConfig(h, qc, need, &need); err != nil {
+		return "", err
+	}
+	return windows.UTF16PtrToString(qc.BinaryPathName), nil
+}
+
+// waitRunning waits, when c.Wait is set, until the SCM reports the service
+// running and it stays so a second later with the same process; a service
+// that stops ends the wait at once with its last log lines.
+func waitRunning(p *Plan, c Config) {
+	p.wait(c, "service "+Name+" is running", func(ctx context.Context) error {
+		return withService(func(s *mgr.Service) error {
+			var now svc.Status
+			var pid uint32
+			var since time.Time
+			err := poll(ctx, 200*time.Millisecond, func() (bool, error) {
+				var err error
+				if now, err = s.Query(); err != nil {
+					return false, err
+				}
+				switch {
+				case now.State == svc.Running && now.ProcessId == pid:
+					return time.Since(since) >= time.Second, nil
+				case now.State == svc.Running:
+					pid, since = now.ProcessId, time.Now()
+				case now.State == svc.Stopped && pid != 0:
+					return false, notRunning(c, now, "")
+				}
+				return false, nil
+			})
+			if err != nil && ctx.Err() != nil {
+				return notRunning(c, now, fmt.Sprintf(" after %v", c.Wait))
+			}
+			return err
+		})
+	})
+}
+
+func notRunning(c Config, st svc.Status, after string) error {
+	log := filepath.Join(c.Home, "hermes-supervisor.log")
+	lines := tailFile(log, 15)
+	if lines == "" {
+		lines = "(none readable)"
+	}
+	return fmt.Errorf("%w: service %s is in state %d (exit code %d)%s; its last log lines:\n%s\nfix the cause (%s has more), then run `hermes-supervisor start`",
+		ErrNotRunning, Name, st.State, st.Win32ExitCode, after, lines, log)
+}
+
+func isAdmin() bool { return windows.GetCurrentProcessToken().IsElevated() }
 
 func (p *Plan) do(what string, f func(ctx context.Context) error) {
 	p.Steps = append(p.Steps, Step{Do: f, What: what})

@@ -1,10 +1,17 @@
 package service
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Systemd drives systemd: a unit of our own, user or system.
@@ -12,6 +19,9 @@ type Systemd struct {
 	// Glob lists files matching a pattern; filepath.Glob when nil. Tests
 	// point the search for Hermes' own units at a temp dir through it.
 	Glob func(pattern string) ([]string, error)
+	// Output runs a command and returns what it printed (systemctl show,
+	// journalctl); exec when nil.
+	Output func(ctx context.Context, argv []string) ([]byte, error)
 }
 
 // UnitPath is where the unit goes: the user's unit dir or /etc.
@@ -33,7 +43,14 @@ func systemdUnitDir(c Config) string {
 // brings back a crashed supervisor but not one stopped on purpose.
 func (Systemd) Unit(c Config) []byte {
 	var b strings.Builder
-	b.WriteString("# Written by `hermes-supervisor install`; `hermes-supervisor uninstall` removes it.\n")
+	if c.Home != "" {
+		b.WriteString("# Written by `hermes-supervisor install`; `hermes-supervisor uninstall` removes it.\n")
+	} else {
+		// The packaged unit (deploy/): for no home in particular.
+		b.WriteString("# hermes-supervisor's unit as `hermes-supervisor install` renders it, for no home in particular:\n")
+		b.WriteString("# the supervisor takes the Hermes home and lock dir of the unit's user ($HOME) at run time, and\n")
+		b.WriteString("# runs `hermes` from systemd's PATH unless ~/.hermes/hermes-supervisor.json sets \"command\".\n")
+	}
 	b.WriteString("[Unit]\n")
 	b.WriteString("Description=Hermes Agent gateway, supervised by hermes-supervisor\n")
 	b.WriteString("Documentation=https://github.com/hermes-agent/hermes-supervisor\n")
@@ -45,7 +62,9 @@ func (Systemd) Unit(c Config) []byte {
 	b.WriteString("Type=notify\nNotifyAccess=main\n")
 	fmt.Fprintf(&b, "ExecStart=%s\n", systemdArgs(runArgs(c)))
 	b.WriteString("ExecReload=/bin/kill -HUP $MAINPID\n")
-	fmt.Fprintf(&b, "Environment=%s\n", systemdQuote("HERMES_HOME="+c.Home, false))
+	if c.Home != "" {
+		fmt.Fprintf(&b, "Environment=%s\n", systemdQuote("HERMES_HOME="+c.Home, false))
+	}
 	if c.Path != "" {
 		fmt.Fprintf(&b, "Environment=%s\n", systemdQuote("PATH="+c.Path, false))
 	}
@@ -93,11 +112,25 @@ func (s Systemd) Install(c Config, migrate bool) (Plan, error) {
 		}
 		p.Notes = append(p.Notes, fmt.Sprintf("Hermes' own unit %s also restarts the gateway of this home; two supervisors would fight over it: rerun with --migrate to disable it", name))
 	}
+	// Hermes installs user units: a system service for a user (sudo
+	// install --system) must deal with that user's too. Their manager is
+	// reached as user@ (systemd 248 and later).
+	if c.System && c.User != "" && c.User != "root" && c.UserHome != "" {
+		for _, u := range globSorted(s.Glob, filepath.Join(c.UserHome, ".config", "systemd", "user", "hermes-gateway*.service")) {
+			name := filepath.Base(u)
+			if migrate {
+				p.Notes = append(p.Notes, fmt.Sprintf("disabling %s's own Hermes unit %s: hermes-supervisor now restarts the gateway", c.User, name))
+				p.try("systemctl", "--user", "--machine="+c.User+"@", "disable", "--now", name)
+				continue
+			}
+			p.Notes = append(p.Notes, fmt.Sprintf("%s's own Hermes user unit %s also restarts the gateway of this home; two supervisors would fight over it: rerun with --migrate to disable it", c.User, name))
+		}
+	}
 	p.write(s.UnitPath(c), 0o644, s.Unit(c))
 	p.run(s.systemctl(c, "daemon-reload")...)
 	p.run(s.systemctl(c, "enable", Name+".service")...)
-	p.run(s.systemctl(c, "restart", "--no-block", Name+".service")...)
-	if !c.System {
+	s.startAndWait(&p, c, "restart")
+	if !c.System && !lingering(c) {
 		p.Notes = append(p.Notes, "a user service stops at logout unless lingering is on: loginctl enable-linger")
 	}
 	return p, nil
@@ -120,13 +153,168 @@ func (s Systemd) Control(c Config, verb string) (Plan, error) {
 	var p Plan
 	switch verb {
 	case "start", "restart":
-		p.run(s.systemctl(c, verb, "--no-block", Name+".service")...)
+		s.startAndWait(&p, c, verb)
 	case "stop":
 		p.run(s.systemctl(c, "stop", Name+".service")...)
 	default:
 		return p, fmt.Errorf("service: unknown action %q: use start, stop or restart", verb)
 	}
 	return p, nil
+}
+
+// lingering reports whether the installing user has lingering on (logind
+// keeps one flag file per user name), so that their service runs without a
+// login; false when it cannot tell.
+func lingering(c Config) bool {
+	u, err := user.LookupId(strconv.Itoa(c.UID))
+	if err != nil {
+		return false
+	}
+	_, err = os.Stat(filepath.Join("/var/lib/systemd/linger", u.Username))
+	return err == nil
+}
+
+// Installed lists the user's and the machine's unit, where present.
+func (s Systemd) Installed(c Config) []Definition {
+	var defs []Definition
+	for _, system := range []bool{false, true} {
+		c := c
+		c.System = system
+		if !system && c.UserHome == "" {
+			continue
+		}
+		path := s.UnitPath(c)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		defs = append(defs, Definition{System: system, Home: unitHome(data), Path: path})
+	}
+	return defs
+}
+
+// unitHome reads back the HERMES_HOME= our unit sets.
+func unitHome(unit []byte) string {
+	sc := bufio.NewScanner(bytes.NewReader(unit))
+	for sc.Scan() {
+		v, ok := strings.CutPrefix(sc.Text(), "Environment=")
+		if !ok {
+			continue
+		}
+		if strings.HasPrefix(v, `"`) {
+			if u, err := strconv.Unquote(v); err == nil {
+				v = u
+			}
+		}
+		if h, ok := strings.CutPrefix(v, "HERMES_HOME="); ok {
+			return strings.ReplaceAll(h, "%%", "%")
+		}
+	}
+	return ""
+}
+
+// unitState is what `systemctl show` says of our unit.
+type unitState struct {
+	Active, Sub, Result, Status, Invocation string
+}
+
+func (u unitState) String() string {
+	s := u.Active + "/" + u.Sub
+	if u.Result != "" && u.Result != "success" {
+		s += ", result " + u.Result
+	}
+	if u.Status != "" {
+		s += ", status " + strconv.Quote(u.Status)
+	}
+	return s
+}
+
+func (s Systemd) output(ctx context.Context, argv []string) ([]byte, error) {
+	if s.Output != nil {
+		return s.Output(ctx, argv)
+	}
+	return exec.CommandContext(ctx, argv[0], argv[1:]...).Output()
+}
+
+func (s Systemd) state(ctx context.Context, c Config) (unitState, error) {
+	out, err := s.output(ctx, s.systemctl(c, "show", "--property=ActiveState,SubState,Result,StatusText,InvocationID", Name+".service"))
+	if err != nil {
+		return unitState{}, fmt.Errorf("systemctl show %s: %w", Name, err)
+	}
+	var u unitState
+	for _, line := range strings.Split(string(out), "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		switch k {
+		case "ActiveState":
+			u.Active = v
+		case "SubState":
+			u.Sub = v
+		case "Result":
+			u.Result = v
+		case "StatusText":
+			u.Status = v
+		case "InvocationID":
+			u.Invocation = v
+		}
+	}
+	return u, nil
+}
+
+// startAndWait starts (or restarts) the unit without blocking on it, then,
+// when c.Wait is set, waits until systemd calls it active: with
+// Type=notify that is after the supervisor's READY=1, once the gateway
+// runs. A run that fails, or is being restarted after an exit, ends the
+// wait at once with its last journal lines; only runs after our job count
+// (a new InvocationID), so that neither the old run's "active" nor its
+// "failed" is taken for the new one's.
+func (s Systemd) startAndWait(p *Plan, c Config, verb string) {
+	var before unitState
+	if c.Wait > 0 {
+		p.Steps = append(p.Steps, Step{What: "note which run of " + Name + ".service is current", MayFail: true,
+			Do: func(ctx context.Context) (err error) { before, err = s.state(ctx, c); return err }})
+	}
+	p.run(s.systemctl(c, verb, "--no-block", Name+".service")...)
+	p.wait(c, Name+".service is active (the gateway runs)", func(ctx context.Context) error {
+		var now unitState
+		err := poll(ctx, 100*time.Millisecond, func() (bool, error) {
+			var err error
+			if now, err = s.state(ctx, c); err != nil {
+				return false, nil
+			}
+			fresh := verb == "start" || now.Invocation != before.Invocation
+			switch {
+			case now.Active == "active" && fresh:
+				return true, nil
+			case now.Invocation != before.Invocation &&
+				(now.Active == "failed" || now.Sub == "auto-restart" || now.Active == "inactive"):
+				// A run of ours ended: the one before may have been
+				// failed too, until our job ran.
+				return false, s.notRunning(context.WithoutCancel(ctx), c, now, "")
+			}
+			return false, nil
+		})
+		if err != nil && ctx.Err() != nil {
+			return s.notRunning(context.WithoutCancel(ctx), c, now, fmt.Sprintf(" after %v", c.Wait))
+		}
+		return err
+	})
+}
+
+// notRunning builds the error for a unit that did not come up: its state,
+// its last journal lines, and what to do.
+func (s Systemd) notRunning(ctx context.Context, c Config, u unitState, after string) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	journal := []string{"journalctl", "--no-pager", "-n", "15", "-o", "short-iso", "-u", Name + ".service"}
+	if !c.System {
+		journal = []string{"journalctl", "--no-pager", "-n", "15", "-o", "short-iso", "--user-unit", Name + ".service"}
+	}
+	logs := "(none readable)"
+	if out, err := s.output(ctx, journal); err == nil && len(bytes.TrimSpace(out)) > 0 {
+		logs = lastLines(string(out), 15)
+	}
+	return fmt.Errorf("%w: %s.service is %s%s; its last log lines:\n%s\nfix the cause (`%s` shows more), then run `hermes-supervisor start`",
+		ErrNotRunning, Name, u, after, logs, Join(append(journal[:1], journal[len(journal)-2:]...)))
 }
 
 // systemdArgs joins a command line for ExecStart=.

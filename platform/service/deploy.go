@@ -1,0 +1,110 @@
+package service
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// packaged is the configuration of the files under deploy/: the binary
+// where a package puts it, and no home, lock dir or PATH, which the
+// supervisor then resolves at run time from the service's user (systemd
+// and launchd set HOME).
+func packaged(exe string, system bool) Config {
+	c := Config{Exe: exe, System: system, StopTimeout: defaultStopTimeout}
+	if system {
+		c.User = "hermes"
+	}
+	return c
+}
+
+// defaultStopTimeout is the supervisor's default stop timeout, which the
+// packaged definitions pin as install does (supervisor.DefaultStopTimeout;
+// this package sits below it).
+const defaultStopTimeout = 75 * time.Second
+
+// DeployFiles renders every file under deploy/, by path relative to it,
+// from the same templates `install` renders: packagers ship them and
+// configuration management reviews them; `make deploy` writes them.
+func DeployFiles() map[string][]byte {
+	return map[string][]byte{
+		"systemd/system/" + Name + ".service": Systemd{}.Unit(packaged("/usr/bin/hermes-supervisor", true)),
+		"systemd/user/" + Name + ".service":   Systemd{}.Unit(packaged("/usr/bin/hermes-supervisor", false)),
+		"launchd/" + Label + ".plist":         Launchd{}.Plist(packaged("/usr/local/bin/hermes-supervisor", false)),
+		"windows/install-service.ps1":         powershellInstall(),
+	}
+}
+
+// powershellInstall renders a script that creates the Windows service as
+// `install` does through the SCM API: the same command line, automatic
+// start, the same recovery actions, also after a non-zero exit.
+func powershellInstall() []byte {
+	var b strings.Builder
+	args := scmArgs(packaged(`C:\hermes-supervisor.exe`, true), "")
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = "'" + strings.ReplaceAll(a, "'", "''") + "'"
+	}
+	var actions []string
+	for _, d := range recoveryDelays {
+		actions = append(actions, fmt.Sprintf("restart/%d", d.Milliseconds()))
+	}
+	fmt.Fprintf(&b, `# Written by make deploy from the templates `+"`hermes-supervisor install`"+` renders.
+# Installs hermes-supervisor as the Windows service %[1]s, as
+# `+"`hermes-supervisor install`"+` does: run it in an elevated PowerShell.
+#   .\install-service.ps1 -Exe 'C:\Program Files\hermes-supervisor\hermes-supervisor.exe'
+# -Migrate also ends and disables Hermes' own Scheduled Task %[2]s.
+param(
+    [Parameter(Mandatory = $true)][string]$Exe,
+    [string]$HermesHome = (Join-Path $env:USERPROFILE '.hermes'),
+    [switch]$Migrate,
+    [int]$WaitSeconds = 90
+)
+$ErrorActionPreference = 'Stop'
+$name = '%[1]s'
+
+if ($Migrate) {
+    schtasks /End /TN '%[2]s' 2>$null
+    schtasks /Change /TN '%[2]s' /Disable 2>$null
+} elseif (Get-ScheduledTask -TaskName '%[2]s' -ErrorAction SilentlyContinue) {
+    Write-Warning "Hermes' own Scheduled Task %[2]s also restarts the gateway of this home: rerun with -Migrate to disable it"
+}
+
+# The installing user may also use the control pipe (status, stop, restart).
+$sid = [System.Security.Principal.WindowsIdentity]::GetCurrent().User.Value
+$argv = @('--home', $HermesHome) + @(%[3]s) + @('--control-user', $sid)
+$quote = { param($a) if ($a -match '[\s"]') { '"' + ($a -replace '"', '\"') + '"' } else { $a } }
+$bin = (@($Exe) + $argv | ForEach-Object { & $quote $_ }) -join ' '
+
+if (Get-Service -Name $name -ErrorAction SilentlyContinue) {
+    sc.exe config $name binPath= $bin start= auto | Out-Null
+} else {
+    New-Service -Name $name -BinaryPathName $bin -DisplayName 'Hermes supervisor' -StartupType Automatic `+"`"+`
+        -Description "Supervises the Hermes Agent gateway for $HermesHome (hermes-supervisor)." | Out-Null
+}
+# Restart after %[4]s; a day without failures resets the count; also
+# after a non-zero exit, not only a crash.
+sc.exe failure $name reset= %[5]d actions= %[6]s | Out-Null
+sc.exe failureflag $name 1 | Out-Null
+Start-Service -Name $name
+
+$deadline = (Get-Date).AddSeconds($WaitSeconds)
+while ((Get-Service -Name $name).Status -ne 'Running') {
+    if ((Get-Date) -gt $deadline) {
+        Get-Content (Join-Path $HermesHome 'hermes-supervisor.log') -Tail 15 -ErrorAction SilentlyContinue
+        throw "service $name is not running after $WaitSeconds s: fix the cause (see the log above), then Start-Service $name"
+    }
+    Start-Sleep -Milliseconds 200
+}
+Write-Output "service $name is running"
+`, Name, hermesTask, strings.Join(quoted, ", "), recoveryText(), recoveryReset, strings.Join(actions, "/"))
+	return []byte(b.String())
+}
+
+func recoveryText() string {
+	var parts []string
+	for _, d := range recoveryDelays {
+		parts = append(parts, d.String())
+	}
+	return strings.Join(parts, ", then ")
+}
