@@ -94,9 +94,9 @@ func (c *started) wait(context.Context) Exit {
 	case errors.As(err, &ee):
 		e.Code = ee.ExitCode()
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			e.Signal = ws.Signal().String()
+			e.Signal = platform.SignalName(ws.Signal())
 		} else if c.killed.Load() {
-			e.Signal = "killed"
+			e.Signal = killedByStopTimeout
 		}
 	default:
 		e.StartError = err.Error()
@@ -222,6 +222,10 @@ func (o *orphan) wait(ctx context.Context) Exit {
 	now := o.clock.Now()
 	return Exit{Code: -1, Signal: sig, At: now, Uptime: now.Sub(o.begun)}
 }
+
+// killedByStopTimeout is the Exit.Signal of a gateway the supervisor
+// killed where the exit status cannot say so (Windows' TerminateJobObject).
+const killedByStopTimeout = "the supervisor after the stop timeout"
 
 // maxLogLine bounds one logged line of gateway output.
 const maxLogLine = 16 << 10

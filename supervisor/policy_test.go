@@ -51,7 +51,7 @@ func TestPolicyDecide(t *testing.T) {
 			{Exit{Code: ExitConfig, At: t0, Uptime: time.Hour}, Fail, 0, "configuration error"},
 		}},
 		{"killed by a signal is a failure", []step{
-			{Exit{Code: -1, Signal: "killed", At: t0, Uptime: time.Second}, Restart, 0, "killed"},
+			{Exit{Code: -1, Signal: "SIGKILL", At: t0, Uptime: time.Second}, Restart, 0, "killed by SIGKILL"},
 		}},
 		{"start error is a failure", []step{
 			{Exit{Code: -1, StartError: "no such file", At: t0}, Restart, 0, "failed to start"},
