@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/platform"
 	"github.com/hermes-agent/hermes-supervisor/supervisor"
 )
@@ -120,6 +121,8 @@ func control(cmd *cobra.Command, g *globals, verb string, timeout time.Duration,
 		return notRunning(err)
 	case errors.Is(err, os.ErrPermission):
 		return fmt.Errorf("%s: permission denied on the control endpoint: run as the user the supervisor runs as", verb)
+	case errors.Is(err, context.DeadlineExceeded) && cmd.Context().Err() == nil:
+		return stillRunning(cmd.Context(), layout, verb, timeout)
 	case err != nil:
 		return err
 	case !resp.OK:
@@ -129,4 +132,20 @@ func control(cmd *cobra.Command, g *globals, verb string, timeout time.Duration,
 		fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", verb, resp.Status.State)
 	}
 	return nil
+}
+
+// stillRunning explains a stop or restart that did not finish within the
+// client's --timeout: what still runs, and what to do about it.
+func stillRunning(ctx context.Context, layout lockstore.Layout, verb string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	what := "the supervisor has not finished"
+	if st, qerr := supervisor.QueryStatus(ctx, layout); qerr == nil {
+		what = fmt.Sprintf("the supervisor (pid %d) is %s", st.Supervisor.PID, st.State)
+		if st.Child != nil {
+			what += fmt.Sprintf(" and the gateway (pid %d) still runs", st.Child.PID)
+		}
+	}
+	return fmt.Errorf("%s: not done after %s (%w): %s; it kills the gateway's process tree once its --stop-timeout passes, "+
+		"so wait and check with `hermes-supervisor status`, or run %s again with a longer --timeout", verb, timeout, context.DeadlineExceeded, what, verb)
 }
