@@ -236,6 +236,7 @@ type lineLogger struct {
 	stream string
 	mu     sync.Mutex
 	buf    []byte
+	cut    int // bytes of the current line past maxLogLine, dropped
 }
 
 func (l *lineLogger) Write(p []byte) (int, error) {
@@ -245,26 +246,34 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			l.buf = append(l.buf, p...)
-			if len(l.buf) > maxLogLine {
-				l.emit()
-			}
+			l.add(p)
 			break
 		}
-		l.buf = append(l.buf, p[:i]...)
+		l.add(p[:i])
 		l.emit()
 		p = p[i+1:]
 	}
 	return n, nil
 }
 
+// add keeps the first maxLogLine bytes of a line and counts the rest, so
+// that the cut is marked rather than silent.
+func (l *lineLogger) add(p []byte) {
+	room := max(maxLogLine-len(l.buf), 0)
+	if len(p) > room {
+		l.cut += len(p) - room
+		p = p[:room]
+	}
+	l.buf = append(l.buf, p...)
+}
+
 func (l *lineLogger) emit() {
 	line := bytes.TrimRight(l.buf, "\r")
-	if len(line) > maxLogLine {
-		line = line[:maxLogLine]
+	if l.cut > 0 {
+		line = fmt.Appendf(line, " … [%d bytes cut]", l.cut)
 	}
 	l.log.Info("gateway output", zap.String("stream", l.stream), zap.ByteString("line", line))
-	l.buf = l.buf[:0]
+	l.buf, l.cut = l.buf[:0], 0
 }
 
 func (l *lineLogger) flush() {
