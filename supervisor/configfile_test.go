@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
 )
 
 func TestReadFileConfigErrors(t *testing.T) {
@@ -25,7 +27,7 @@ func TestReadFileConfigErrors(t *testing.T) {
 		{"trailing", `{} {}`, `: trailing data after the JSON object`},
 		{"empty", ``, `: the file is empty`},
 	}
-	dir := t.TempDir()
+	dir := testdir.New(t)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(dir, "hermes-supervisor.json")

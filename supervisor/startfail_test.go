@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
 )
 
 func TestNeverStarts(t *testing.T) {
-	dir := t.TempDir()
+	dir := testdir.New(t)
 	plain := filepath.Join(dir, "plain")
 	if err := os.WriteFile(plain, []byte("not a program\n"), 0o644); err != nil {
 		t.Fatal(err)
