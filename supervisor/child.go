@@ -206,7 +206,7 @@ func (o *orphan) wait(ctx context.Context) Exit {
 	defer cancel()
 	gone := make(chan error, 1)
 	go func() { gone <- o.prober.WaitGone(wctx, o.id, o.matches, 50*time.Millisecond) }()
-	sig := "unknown (not our child)"
+	how := "exited; how is unknown, since it was not our child"
 	select {
 	case err := <-gone:
 		if err == nil && o.helpers != nil {
@@ -217,10 +217,10 @@ func (o *orphan) wait(ctx context.Context) Exit {
 	case <-o.abandoned:
 		cancel()
 		<-gone
-		sig = "left running (not provably ours, or could not be stopped)"
+		how = "left running: not provably ours, or it could not be stopped"
 	}
 	now := o.clock.Now()
-	return Exit{Code: -1, Signal: sig, At: now, Uptime: now.Sub(o.begun)}
+	return Exit{Code: -1, Orphan: how, At: now, Uptime: now.Sub(o.begun)}
 }
 
 // killedByStopTimeout is the Exit.Signal of a gateway the supervisor

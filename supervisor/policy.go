@@ -80,6 +80,9 @@ type Exit struct {
 	Signal string `json:"signal,omitempty"`
 	// StartError is set when the child could not be started at all.
 	StartError string `json:"start_error,omitempty"`
+	// Orphan says how a previous supervisor's gateway ended, which we
+	// could watch but not wait(2) for.
+	Orphan string `json:"orphan,omitempty"`
 	// At is when the exit was seen.
 	At time.Time `json:"at"`
 	// Uptime is how long the run lasted. In JSON it is written twice, as
@@ -92,6 +95,7 @@ type exitJSON struct {
 	Code          int       `json:"code"`
 	Signal        string    `json:"signal,omitempty"`
 	StartError    string    `json:"start_error,omitempty"`
+	Orphan        string    `json:"orphan,omitempty"`
 	At            time.Time `json:"at"`
 	Uptime        string    `json:"uptime"`
 	UptimeSeconds float64   `json:"uptime_seconds"`
@@ -99,7 +103,7 @@ type exitJSON struct {
 
 // MarshalJSON writes the uptime as a duration string and in seconds.
 func (e Exit) MarshalJSON() ([]byte, error) {
-	return json.Marshal(exitJSON{Code: e.Code, Signal: e.Signal, StartError: e.StartError, At: e.At,
+	return json.Marshal(exitJSON{Code: e.Code, Signal: e.Signal, StartError: e.StartError, Orphan: e.Orphan, At: e.At,
 		Uptime: e.Uptime.Round(time.Millisecond).String(), UptimeSeconds: e.Uptime.Seconds()})
 }
 
@@ -113,7 +117,7 @@ func (e *Exit) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	*e = Exit{Code: v.Code, Signal: v.Signal, StartError: v.StartError, At: v.At,
+	*e = Exit{Code: v.Code, Signal: v.Signal, StartError: v.StartError, Orphan: v.Orphan, At: v.At,
 		Uptime: time.Duration(v.UptimeSeconds * float64(time.Second))}
 	var ns int64
 	if json.Unmarshal(v.Uptime, &ns) == nil {
@@ -129,6 +133,8 @@ func (e Exit) String() string {
 		return "failed to start: " + e.StartError
 	case e.Signal != "":
 		return "killed by " + e.Signal
+	case e.Orphan != "":
+		return "the previous supervisor's gateway " + e.Orphan
 	}
 	return fmt.Sprintf("exit %d", e.Code)
 }
