@@ -59,7 +59,7 @@ type Status struct {
 		PID       int      `json:"pid"`
 		StartTime *int64   `json:"start_time"`
 		Argv      []string `json:"argv"`
-	} `json:"supervisor"`
+	} `json:"supervisor,omitzero"`
 	Child     *Child            `json:"child,omitempty"`
 	Restarts  int               `json:"restarts"`
 	LastExit  *Exit             `json:"last_exit,omitempty"`
