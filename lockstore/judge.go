@@ -164,7 +164,7 @@ type hermesRecord struct {
 func parseHermesRecord(data []byte, barePID bool) (hermesRecord, error) {
 	var h hermesRecord
 	if len(data) > MaxRecordSize {
-		return h, &CorruptError{Reason: fmt.Sprintf("%d bytes, more than any record", len(data))}
+		return h, &CorruptError{Reason: fmt.Sprintf("more than %d bytes, larger than any record", MaxRecordSize)}
 	}
 	data = bytes.TrimSpace(bytes.TrimPrefix(data, bom))
 	if len(data) == 0 {

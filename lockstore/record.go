@@ -129,7 +129,7 @@ var bom = []byte{0xEF, 0xBB, 0xBF}
 // integer; a UTF-8 BOM and surrounding whitespace are accepted.
 func ParseRecord(data []byte) (Record, error) {
 	if len(data) > MaxRecordSize {
-		return Record{}, &CorruptError{Reason: fmt.Sprintf("%d bytes, more than any record", len(data))}
+		return Record{}, &CorruptError{Reason: fmt.Sprintf("more than %d bytes, larger than any record", MaxRecordSize)}
 	}
 	data = bytes.TrimSpace(bytes.TrimPrefix(data, bom))
 	if len(data) == 0 {

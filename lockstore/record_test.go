@@ -42,7 +42,7 @@ func TestParseRecord(t *testing.T) {
 		{name: "no pid", in: `{"kind": "hermes-gateway"}`, corrupt: `no "pid"`},
 		{name: "argv wrong type", in: `{"pid": 3, "argv": "hermes gateway run"}`, corrupt: `"argv" holds a string`},
 		{name: "start time wrong type", in: `{"pid": 3, "start_time": "soon"}`, corrupt: `"start_time" holds a string`},
-		{name: "huge", in: `{"pid": 3, "x": "` + strings.Repeat("a", MaxRecordSize) + `"}`, corrupt: "more than any record"},
+		{name: "huge", in: `{"pid": 3, "x": "` + strings.Repeat("a", MaxRecordSize) + `"}`, corrupt: "more than 65536 bytes, larger than any record"},
 		{name: "deeply nested", in: `{"pid": 3, "metadata": ` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `}`, pid: 3, start: -1},
 	}
 	for _, tt := range tests {

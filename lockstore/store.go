@@ -522,8 +522,10 @@ func (s *Store) judgeMarker(path string) (judged, bool) {
 	switch {
 	case !pidOK:
 		e.Verdict, e.Action, e.Reason = procstate.Dead, ActionSweep, "names no target pid"
+	case writtenAt == "":
+		e.Verdict, e.Action, e.Reason = procstate.Dead, ActionSweep, "undated (no written_at): counts as expired"
 	case markerStale(writtenAt, s.now()):
-		e.Verdict, e.Action, e.Reason = procstate.Dead, ActionSweep, "expired or undated (written "+strconv.Quote(writtenAt)+")"
+		e.Verdict, e.Action, e.Reason = procstate.Dead, ActionSweep, "expired (written "+strconv.Quote(writtenAt)+")"
 	default:
 		// Its target is not looked at: Hermes keeps a fresh marker
 		// whoever it names, and only the target itself consumes it.

@@ -436,6 +436,23 @@ func TestMarkersAndLeftovers(t *testing.T) {
 	}
 }
 
+func TestMarkerReasons(t *testing.T) {
+	for _, c := range []struct{ raw, reason string }{
+		{`{"target_pid": 1, "written_at": "2020-01-01T00:00:00+00:00"}`, `expired (written "2020-01-01T00:00:00+00:00")`},
+		{`{"target_pid": 1}`, "undated (no written_at): counts as expired"},
+		{`{"target_pid": 1, "written_at": ""}`, "undated (no written_at): counts as expired"},
+	} {
+		s, l := newStore(t)
+		if err := os.WriteFile(l.PlannedStopMarker(), []byte(c.raw), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		es, _ := s.Sweep(context.Background(), true)
+		if got := byPath(es)[l.PlannedStopMarker()]; got.Reason != c.reason || got.Action != ActionSweep {
+			t.Errorf("%s: %s (%s), want sweep (%s)", c.raw, got.Action, got.Reason, c.reason)
+		}
+	}
+}
+
 func TestReleaseAndOwned(t *testing.T) {
 	s, l := newStore(t)
 	mine := deadIdentity(t)
@@ -648,5 +665,20 @@ func TestSweepRaceWithAClaim(t *testing.T) {
 				t.Fatalf(".stale left behind: %v", err)
 			}
 		})
+	}
+}
+
+func TestSweepReportsEachErrorOnce(t *testing.T) {
+	s, l := newStore(t)
+	if err := os.Mkdir(l.PIDFile(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, dry := range []bool{true, false} {
+		_, err := s.Sweep(context.Background(), dry)
+		var fe *FileError
+		// errors.Join puts one error per line.
+		if !errors.As(err, &fe) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("dry run %v: want one error naming %s, got %v", dry, l.PIDFile(), err)
+		}
 	}
 }

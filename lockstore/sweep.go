@@ -56,14 +56,18 @@ func (s *Store) judgeLeftover(path string) (judged, bool) {
 // *FileErrors; the entries are complete either way.
 func (s *Store) Sweep(ctx context.Context, dryRun bool) ([]Entry, error) {
 	js, err := s.judgeAll(ctx)
-	errs := []error{err}
+	errs := []error{err} // holds every error of judging already
+	judgedErr := make([]bool, len(js))
+	for i := range js {
+		judgedErr[i] = js[i].Err != nil
+	}
 	if !dryRun {
 		// Each file's rename, re-check and unlink touch that file alone.
 		parallel(len(js), func(i int) { s.act(ctx, &js[i]) })
 	}
 	for i := range js {
 		e := &js[i]
-		if !dryRun && e.Err != nil && e.Action == ActionError {
+		if !dryRun && e.Err != nil && e.Action == ActionError && !judgedErr[i] {
 			errs = append(errs, e.Err)
 		}
 		s.logEntry(e.Entry)

@@ -129,9 +129,9 @@ drained:
 	case errors.As(err, &ee):
 		e.Code = ee.ExitCode()
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			e.Signal = ws.Signal().String()
+			e.Signal = platform.SignalName(ws.Signal())
 		} else if c.killed.Load() {
-			e.Signal = "killed"
+			e.Signal = killedByStopTimeout
 		}
 	default:
 		e.StartError = err.Error()
@@ -241,7 +241,7 @@ func (o *orphan) wait(ctx context.Context) Exit {
 	defer cancel()
 	gone := make(chan error, 1)
 	go func() { gone <- o.prober.WaitGone(wctx, o.id, o.matches, 50*time.Millisecond) }()
-	sig := "unknown (not our child)"
+	how := "exited; how is unknown, since it was not our child"
 	select {
 	case err := <-gone:
 		if err == nil && o.helpers != nil {
@@ -252,11 +252,15 @@ func (o *orphan) wait(ctx context.Context) Exit {
 	case <-o.abandoned:
 		cancel()
 		<-gone
-		sig = "left running (not provably ours, or could not be stopped)"
+		how = "left running: not provably ours, or it could not be stopped"
 	}
 	now := o.clock.Now()
-	return Exit{Code: -1, Signal: sig, At: now, Uptime: now.Sub(o.begun)}
+	return Exit{Code: -1, Orphan: how, At: now, Uptime: now.Sub(o.begun)}
 }
+
+// killedByStopTimeout is the Exit.Signal of a gateway the supervisor
+// killed where the exit status cannot say so (Windows' TerminateJobObject).
+const killedByStopTimeout = "the supervisor after the stop timeout"
 
 // maxLogLine bounds one logged line of gateway output.
 const maxLogLine = 16 << 10
@@ -267,6 +271,7 @@ type lineLogger struct {
 	stream string
 	mu     sync.Mutex
 	buf    []byte
+	cut    int // bytes of the current line past maxLogLine, dropped
 }
 
 func (l *lineLogger) Write(p []byte) (int, error) {
@@ -276,26 +281,34 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			l.buf = append(l.buf, p...)
-			if len(l.buf) > maxLogLine {
-				l.emit()
-			}
+			l.add(p)
 			break
 		}
-		l.buf = append(l.buf, p[:i]...)
+		l.add(p[:i])
 		l.emit()
 		p = p[i+1:]
 	}
 	return n, nil
 }
 
+// add keeps the first maxLogLine bytes of a line and counts the rest, so
+// that the cut is marked rather than silent.
+func (l *lineLogger) add(p []byte) {
+	room := max(maxLogLine-len(l.buf), 0)
+	if len(p) > room {
+		l.cut += len(p) - room
+		p = p[:room]
+	}
+	l.buf = append(l.buf, p...)
+}
+
 func (l *lineLogger) emit() {
 	line := bytes.TrimRight(l.buf, "\r")
-	if len(line) > maxLogLine {
-		line = line[:maxLogLine]
+	if l.cut > 0 {
+		line = fmt.Appendf(line, " … [%d bytes cut]", l.cut)
 	}
 	l.log.Info("gateway output", zap.String("stream", l.stream), zap.ByteString("line", line))
-	l.buf = l.buf[:0]
+	l.buf, l.cut = l.buf[:0], 0
 }
 
 // readFrom logs what r yields until EOF (every writer closed it: the

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hermes-agent/hermes-supervisor/platform"
@@ -62,9 +64,34 @@ func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Durat
 // maxConfigFile bounds the config file we read.
 const maxConfigFile = 1 << 20
 
+// ConfigError reports a config file that cannot be used: the file, the key
+// (dotted, "restart.jitter"; empty for a syntax error) and where it stands.
+type ConfigError struct {
+	Path      string
+	Key       string
+	Line, Col int // 1-based; 0 when no place applies
+	Msg       string
+}
+
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	b.WriteString("config file ")
+	b.WriteString(e.Path)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Col)
+	}
+	if e.Key != "" {
+		fmt.Fprintf(&b, ": %q", e.Key)
+	}
+	fmt.Fprintf(&b, ": %s: fix it, or pass --config another file", e.Msg)
+	return b.String()
+}
+
 // ReadFileConfig reads a config file strictly: unknown keys are errors, so a
-// typo never silently falls back to a default. A symlink, FIFO, device or
-// file over 1 MiB is refused (see platform.ReadRegularFile).
+// typo never silently falls back to a default, and every value is checked
+// here, where its file, key and line can still be named (*ConfigError). A
+// symlink, FIFO, device or file over 1 MiB is refused (see
+// platform.ReadRegularFile).
 func ReadFileConfig(path string) (FileConfig, error) {
 	var fc FileConfig
 	b, err := platform.ReadRegularFile(path, maxConfigFile)
@@ -72,23 +99,216 @@ func ReadFileConfig(path string) (FileConfig, error) {
 		return fc, fmt.Errorf("config file %s: %w: point --config at a regular file of at most 1 MiB", path, err)
 	}
 	fc, err = parseFileConfig(b)
-	if err != nil {
-		return fc, fmt.Errorf("config file %s: %w: fix it or pass --config to another file", path, err)
+	var ce *ConfigError
+	if errors.As(err, &ce) {
+		ce.Path = path
 	}
-	return fc, nil
+	return fc, err
 }
 
 func parseFileConfig(b []byte) (FileConfig, error) {
 	var fc FileConfig
+	p := &configParser{src: b}
 	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&fc); err != nil {
-		return fc, err
+	err := p.object(dec, 0, "", map[string]fieldFunc{
+		"home":          p.into(&fc.Home, nil),
+		"lock_dir":      p.into(&fc.LockDir, nil),
+		"command":       p.into(&fc.Command, checkCommand(&fc.Command)),
+		"env":           p.into(&fc.Env, checkEnv(&fc.Env)),
+		"stop_timeout":  p.into(&fc.StopTimeout, nil),
+		"ready_timeout": p.into(&fc.ReadyTimeout, nil),
+		"log_format": p.into(&fc.LogFormat, func() error {
+			if fc.LogFormat != "console" && fc.LogFormat != "json" {
+				return fmt.Errorf("%q is not a log format: use \"console\" or \"json\"", fc.LogFormat)
+			}
+			return nil
+		}),
+		"restart": func(raw []byte, off int, key string) error {
+			r := &fc.Restart
+			return p.object(json.NewDecoder(bytes.NewReader(raw)), off, key+".", map[string]fieldFunc{
+				"initial_backoff":   p.into(&r.InitialBackoff, nil),
+				"max_backoff":       p.into(&r.MaxBackoff, nil),
+				"reset_after":       p.into(&r.ResetAfter, nil),
+				"crash_loop_window": p.into(&r.CrashLoopWindow, nil),
+				"min_uptime":        p.into(&r.MinUptime, nil),
+				"jitter": p.into(&r.Jitter, func() error {
+					if r.Jitter != nil && (*r.Jitter < 0 || *r.Jitter >= 1) {
+						return fmt.Errorf("must be at least 0 and below 1 (0.2 is ±20%%), got %g", *r.Jitter)
+					}
+					return nil
+				}),
+				"crash_loop_max": p.into(&r.CrashLoopMax, func() error {
+					if r.CrashLoopMax < 1 {
+						return fmt.Errorf("must be at least 1, got %d", r.CrashLoopMax)
+					}
+					return nil
+				}),
+			})
+		},
+	})
+	if err != nil {
+		return FileConfig{}, err
 	}
-	if err := dec.Decode(&struct{}{}); !errors.Is(err, io.EOF) {
-		return fc, errors.New("trailing data after the JSON object")
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return FileConfig{}, p.errAt(int(dec.InputOffset()), "", "trailing data after the JSON object")
 	}
 	return fc, nil
+}
+
+func checkCommand(c *[]string) func() error {
+	return func() error {
+		if len(*c) > 0 && (*c)[0] == "" {
+			return errors.New("the first word must name the program to run")
+		}
+		return nil
+	}
+}
+
+func checkEnv(env *[]string) func() error {
+	return func() error {
+		for _, kv := range *env {
+			if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+				return fmt.Errorf("%q is not NAME=VALUE", kv)
+			}
+		}
+		return nil
+	}
+}
+
+// fieldFunc decodes the raw value of key, found at byte offset off.
+type fieldFunc func(raw []byte, off int, key string) error
+
+// configParser walks the file key by key, so that every error can name
+// the key and the line and column of its value.
+type configParser struct{ src []byte }
+
+// position turns a byte offset into a 1-based line and column.
+func (p *configParser) position(off int) (line, col int) {
+	off = min(max(off, 0), len(p.src))
+	before := p.src[:off]
+	line = bytes.Count(before, []byte{'\n'}) + 1
+	col = off - bytes.LastIndexByte(before, '\n')
+	return line, col
+}
+
+func (p *configParser) errAt(off int, key, msg string) *ConfigError {
+	line, col := p.position(off)
+	return &ConfigError{Key: key, Line: line, Col: col, Msg: msg}
+}
+
+// skip returns the offset of the next byte that is not white space or one
+// of extra.
+func (p *configParser) skip(off int, extra string) int {
+	for off < len(p.src) && (strings.IndexByte(" \t\r\n", p.src[off]) >= 0 || strings.IndexByte(extra, p.src[off]) >= 0) {
+		off++
+	}
+	return off
+}
+
+// object reads one JSON object from dec, whose input starts at offset base
+// of the file, and hands each value to its field.
+func (p *configParser) object(dec *json.Decoder, base int, prefix string, fields map[string]fieldFunc) error {
+	tok, err := dec.Token()
+	switch {
+	case errors.Is(err, io.EOF):
+		return p.errAt(base, "", "the file is empty: write a JSON object, {} at least")
+	case err != nil:
+		return p.syntax(err, base+int(dec.InputOffset()), prefix)
+	case tok != json.Delim('{'):
+		return p.errAt(base, strings.TrimSuffix(prefix, "."), "expected a JSON object {…}")
+	}
+	for dec.More() {
+		keyOff := p.skip(base+int(dec.InputOffset()), ",")
+		tok, err := dec.Token()
+		if err != nil {
+			return p.syntax(err, base+int(dec.InputOffset()), prefix)
+		}
+		name, _ := tok.(string)
+		key := prefix + name
+		f, ok := fields[name]
+		if !ok {
+			return p.errAt(keyOff, key, "unknown key: see the config file section of the README")
+		}
+		valOff := p.skip(base+int(dec.InputOffset()), ":")
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return p.syntax(err, base+int(dec.InputOffset()), prefix)
+		}
+		if err := f(raw, valOff, key); err != nil {
+			var ce *ConfigError
+			if errors.As(err, &ce) {
+				return ce
+			}
+			return p.errAt(valOff, key, err.Error())
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return p.syntax(err, base+int(dec.InputOffset()), prefix)
+	}
+	return nil
+}
+
+func (p *configParser) syntax(err error, off int, prefix string) error {
+	// The decoder's offsets count from wherever it was reading; a scan of
+	// the whole file finds the first bad byte exactly.
+	var se *json.SyntaxError
+	if errors.As(json.Unmarshal(p.src, new(any)), &se) {
+		if int(se.Offset) >= len(p.src) {
+			return p.errAt(len(p.src), strings.TrimSuffix(prefix, "."), "invalid JSON: the file ends before the object is closed")
+		}
+		// Offset counts the bytes read, the bad one included.
+		return p.errAt(int(se.Offset)-1, "", "invalid JSON: "+se.Error())
+	}
+	return p.errAt(off, strings.TrimSuffix(prefix, "."), "invalid JSON: "+err.Error())
+}
+
+// into decodes a value into dst, describes a wrong type in JSON's words,
+// then runs check.
+func (p *configParser) into(dst any, check func() error) fieldFunc {
+	return func(raw []byte, _ int, _ string) error {
+		if err := json.Unmarshal(raw, dst); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				return fmt.Errorf("expected %s, got %s", jsonKind(te.Type), article(te.Value))
+			}
+			return err
+		}
+		if check != nil {
+			return check()
+		}
+		return nil
+	}
+}
+
+// jsonKind names what a Go type looks like in JSON.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Slice:
+		return "a list of " + strings.TrimPrefix(strings.TrimPrefix(jsonKind(t.Elem()), "a "), "an ") + "s"
+	case reflect.Int, reflect.Int64:
+		return "a whole number"
+	case reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return "a " + t.Kind().String()
+}
+
+func article(v string) string {
+	switch {
+	case v == "":
+		return "something else"
+	case strings.IndexByte("aeiou", v[0]) >= 0:
+		return "an " + v
+	}
+	return "a " + v
 }
 
 // FlagValues returns the file's settings keyed by the `run` flag they

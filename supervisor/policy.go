@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"time"
@@ -79,10 +80,50 @@ type Exit struct {
 	Signal string `json:"signal,omitempty"`
 	// StartError is set when the child could not be started at all.
 	StartError string `json:"start_error,omitempty"`
+	// Orphan says how a previous supervisor's gateway ended, which we
+	// could watch but not wait(2) for.
+	Orphan string `json:"orphan,omitempty"`
 	// At is when the exit was seen.
 	At time.Time `json:"at"`
-	// Uptime is how long the run lasted.
-	Uptime time.Duration `json:"uptime"`
+	// Uptime is how long the run lasted. In JSON it is written twice, as
+	// "uptime" (a duration string, "1m30.2s") and "uptime_seconds".
+	Uptime time.Duration `json:"-"`
+}
+
+// exitJSON is Exit as written: the uptime for people and for programs.
+type exitJSON struct {
+	Code          int       `json:"code"`
+	Signal        string    `json:"signal,omitempty"`
+	StartError    string    `json:"start_error,omitempty"`
+	Orphan        string    `json:"orphan,omitempty"`
+	At            time.Time `json:"at"`
+	Uptime        string    `json:"uptime"`
+	UptimeSeconds float64   `json:"uptime_seconds"`
+}
+
+// MarshalJSON writes the uptime as a duration string and in seconds.
+func (e Exit) MarshalJSON() ([]byte, error) {
+	return json.Marshal(exitJSON{Code: e.Code, Signal: e.Signal, StartError: e.StartError, Orphan: e.Orphan, At: e.At,
+		Uptime: e.Uptime.Round(time.Millisecond).String(), UptimeSeconds: e.Uptime.Seconds()})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, and the nanoseconds an
+// older supervisor's state file holds.
+func (e *Exit) UnmarshalJSON(b []byte) error {
+	var v struct {
+		exitJSON
+		Uptime json.RawMessage `json:"uptime"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*e = Exit{Code: v.Code, Signal: v.Signal, StartError: v.StartError, Orphan: v.Orphan, At: v.At,
+		Uptime: time.Duration(v.UptimeSeconds * float64(time.Second))}
+	var ns int64
+	if json.Unmarshal(v.Uptime, &ns) == nil {
+		e.Uptime = time.Duration(ns)
+	}
+	return nil
 }
 
 // String describes the exit in a few words.
@@ -92,6 +133,8 @@ func (e Exit) String() string {
 		return "failed to start: " + e.StartError
 	case e.Signal != "":
 		return "killed by " + e.Signal
+	case e.Orphan != "":
+		return "the previous supervisor's gateway " + e.Orphan
 	}
 	return fmt.Sprintf("exit %d", e.Code)
 }
@@ -156,10 +199,8 @@ func (p Policy) delay(streak int, rnd func() float64) time.Duration {
 	if streak <= 1 {
 		return 0
 	}
+	// Jitter before the cap: --max-backoff is a promise, never exceeded.
 	d := float64(p.InitialBackoff) * math.Pow(2, float64(streak-2))
-	if d > float64(p.MaxBackoff) {
-		d = float64(p.MaxBackoff)
-	}
 	d *= 1 + p.Jitter*(2*rnd()-1)
-	return time.Duration(d)
+	return time.Duration(min(d, float64(p.MaxBackoff)))
 }

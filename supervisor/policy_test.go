@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -50,7 +51,7 @@ func TestPolicyDecide(t *testing.T) {
 			{Exit{Code: ExitConfig, At: t0, Uptime: time.Hour}, Fail, 0, "configuration error"},
 		}},
 		{"killed by a signal is a failure", []step{
-			{Exit{Code: -1, Signal: "killed", At: t0, Uptime: time.Second}, Restart, 0, "killed"},
+			{Exit{Code: -1, Signal: "SIGKILL", At: t0, Uptime: time.Second}, Restart, 0, "killed by SIGKILL"},
 		}},
 		{"start error is a failure", []step{
 			{Exit{Code: -1, StartError: "no such file", At: t0}, Restart, 0, "failed to start"},
@@ -95,10 +96,40 @@ func TestPolicyCrashLoop(t *testing.T) {
 
 func TestPolicyJitterAndCap(t *testing.T) {
 	p := DefaultPolicy()
-	for streak, want := range map[int]time.Duration{2: time.Second, 3: 2 * time.Second, 8: 60 * time.Second, 40: 60 * time.Second} {
-		lo, hi := p.delay(streak, func() float64 { return 0 }), p.delay(streak, func() float64 { return 0.999999 })
-		if lo < time.Duration(float64(want)*0.8)-time.Millisecond || hi > time.Duration(float64(want)*1.2) || lo >= hi {
-			t.Errorf("streak %d: delay range [%s, %s], want within 20%% of %s", streak, lo, hi, want)
+	for _, c := range []struct {
+		streak int
+		lo, hi time.Duration // with rnd 0 and rnd just below 1
+	}{
+		{2, 800 * time.Millisecond, 1200 * time.Millisecond},
+		{3, 1600 * time.Millisecond, 2400 * time.Millisecond},
+		{7, 25600 * time.Millisecond, 38400 * time.Millisecond},
+		// 64 s ±20 %: jitter is applied first, so the cap holds.
+		{8, 51200 * time.Millisecond, 60 * time.Second},
+		{40, 60 * time.Second, 60 * time.Second},
+	} {
+		lo, hi := p.delay(c.streak, func() float64 { return 0 }), p.delay(c.streak, func() float64 { return 0.999999 })
+		if lo < c.lo-time.Millisecond || lo > c.lo+time.Millisecond || hi > c.hi || hi < c.hi-time.Millisecond {
+			t.Errorf("streak %d: delay range [%s, %s], want [%s, %s]", c.streak, lo, hi, c.lo, c.hi)
+		}
+		if hi > p.MaxBackoff {
+			t.Errorf("streak %d: %s exceeds max backoff %s", c.streak, hi, p.MaxBackoff)
+		}
+	}
+}
+
+func TestExitJSONUptime(t *testing.T) {
+	e := Exit{Code: 1, At: time.Unix(100, 0).UTC(), Uptime: 1500 * time.Millisecond}
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"uptime":"1.5s","uptime_seconds":1.5`) {
+		t.Fatalf("marshalled %s", b)
+	}
+	for _, in := range []string{string(b), `{"code":1,"at":"1970-01-01T00:01:40Z","uptime":1500000000}`} {
+		var got Exit
+		if err := json.Unmarshal([]byte(in), &got); err != nil || got != e {
+			t.Errorf("unmarshal %s: got %+v, %v; want %+v", in, got, err, e)
 		}
 	}
 }

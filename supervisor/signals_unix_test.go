@@ -9,7 +9,7 @@ import (
 )
 
 // killedHard reports whether e is how killHard's SIGKILL looks.
-func killedHard(e Exit) bool { return e.Signal == "killed" }
+func killedHard(e Exit) bool { return e.Signal == "SIGKILL" }
 
 func TestExit75RestartsAtOnce(t *testing.T) {
 	p := testPolicy()

@@ -39,6 +39,9 @@ type Child struct {
 	// NonceHash is the hash of the nonce in the gateway's environment
 	// (see EnvNonce): what proves it ours to a successor.
 	NonceHash string `json:"nonce_sha256,omitempty"`
+	// Orphaned marks a gateway still running after its supervisor was
+	// killed, proven by its nonce; the next supervisor reclaims it.
+	Orphaned bool `json:"orphaned,omitempty"`
 }
 
 // Identity returns the child's process identity.
@@ -56,13 +59,13 @@ type Status struct {
 		PID       int      `json:"pid"`
 		StartTime *int64   `json:"start_time"`
 		Argv      []string `json:"argv"`
-	} `json:"supervisor"`
+	} `json:"supervisor,omitzero"`
 	Child     *Child            `json:"child,omitempty"`
 	Restarts  int               `json:"restarts"`
 	LastExit  *Exit             `json:"last_exit,omitempty"`
 	NextStart *time.Time        `json:"next_start,omitempty"`
 	Locks     []lockstore.Entry `json:"locks,omitempty"`
-	UpdatedAt time.Time         `json:"updated_at"`
+	UpdatedAt time.Time         `json:"updated_at,omitzero"`
 	// StartupError says why the last start could not happen (a missing,
 	// read-only or full home or lock dir, or a deleted home); such failures
 	// never count toward the crash loop and are retried until they clear.
@@ -91,10 +94,17 @@ func (s *Status) WriteText(w io.Writer, now time.Time) error {
 		fmt.Fprintf(&b, " (%s)", s.Reason)
 	}
 	fmt.Fprintf(&b, "\nhome:       %s\nlock dir:   %s\n", s.Home, s.LockDir)
-	fmt.Fprintf(&b, "supervisor: pid %d (%s)\n", s.Supervisor.PID, s.Source)
+	if s.Supervisor.PID == 0 {
+		b.WriteString("supervisor: none has run for this home\n")
+	} else {
+		fmt.Fprintf(&b, "supervisor: pid %d (%s)\n", s.Supervisor.PID, s.Source)
+	}
 	if c := s.Child; c != nil {
 		fmt.Fprintf(&b, "gateway:    pid %d, up %s", c.PID, now.Sub(c.StartedAt).Round(time.Second))
-		if !c.Ready {
+		switch {
+		case c.Orphaned:
+			b.WriteString(", unsupervised: its supervisor was killed; the next `hermes-supervisor run` reclaims it")
+		case !c.Ready:
 			b.WriteString(", not ready yet")
 		}
 		if c.Adopted {

@@ -430,8 +430,17 @@ func (s *Supervisor) start(ctx context.Context) {
 	cfg.Env = append(slices.Clip(cfg.Env), EnvNonce+"="+s.nonce)
 	st, err := startChild(&cfg, s.self, s.log, s.clock)
 	if err != nil {
-		now := s.clock.Now()
-		s.afterExit(ctx, Exit{Code: -1, StartError: err.Error(), At: now})
+		e := Exit{Code: -1, StartError: err.Error(), At: s.clock.Now()}
+		if fix, ok := neverStarts(err); ok && !s.hadChild {
+			// Waiting cannot help a command that does not exist or may not
+			// run: say so at once. Once a gateway has run, the same error
+			// is more likely an upgrade in progress, and is retried.
+			s.lastExit = &e
+			s.transition(Failed, fmt.Sprintf("cannot start the gateway %q: %v: %s, then run `hermes-supervisor restart`", s.cfg.Command[0], err, fix))
+			s.answer(Response{Error: s.reason, Status: s.snapshot()})
+			return
+		}
+		s.afterExit(ctx, e)
 		return
 	}
 	id, err := s.prober.Inspect(ctx, st.tree.Pid())

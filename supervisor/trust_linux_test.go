@@ -293,7 +293,7 @@ func TestUnprovableOrphanIsAbandoned(t *testing.T) {
 	}
 	select {
 	case e := <-done:
-		if !o.isAbandoned() || !strings.Contains(e.Signal, "left running") {
+		if !o.isAbandoned() || !strings.Contains(e.Orphan, "left running") {
 			t.Fatalf("exit %+v, abandoned %v", e, o.isAbandoned())
 		}
 	case <-time.After(10 * time.Second):

@@ -7,14 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/platform"
-	"github.com/hermes-agent/hermes-supervisor/procstate"
 	"github.com/hermes-agent/hermes-supervisor/supervisor"
 )
 
@@ -45,8 +43,11 @@ failed, 4 when the state cannot be determined.`,
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
-			st, err := queryStatus(ctx, layout)
-			if err != nil {
+			st, err := supervisor.QueryStatus(ctx, layout)
+			switch {
+			case errors.Is(err, supervisor.ErrNoHome):
+				return &exitError{code: statusNotRunning, err: err}
+			case err != nil:
 				return &exitError{code: statusUnknown, err: err}
 			}
 			if err := printStatus(cmd.OutOrStdout(), st, asJSON); err != nil {
@@ -70,60 +71,6 @@ func printStatus(w io.Writer, st *supervisor.Status, asJSON bool) error {
 		return enc.Encode(st)
 	}
 	return st.WriteText(w, time.Now())
-}
-
-// queryStatus asks the endpoint, then falls back to the state file, whose
-// claims are only believed while the supervisor that wrote it is alive.
-func queryStatus(ctx context.Context, layout lockstore.Layout) (*supervisor.Status, error) {
-	resp, err := supervisor.Call(ctx, platform.ControlAddress(layout.Home), "status")
-	if err == nil {
-		if resp.Status == nil {
-			return nil, fmt.Errorf("supervisor answered without a status: %s", resp.Error)
-		}
-		return resp.Status, nil
-	}
-	// A socket served by another user is not our supervisor's answer:
-	// the state file may still say what ours last did.
-	if !errors.Is(err, platform.ErrNoEndpoint) && !errors.Is(err, os.ErrPermission) && !errors.Is(err, supervisor.ErrBusy) && !errors.Is(err, platform.ErrForeignPeer) {
-		return nil, fmt.Errorf("ask the supervisor: %w", err)
-	}
-	st, ferr := supervisor.ReadStatusFile(layout.SupervisorState())
-	switch {
-	case errors.Is(ferr, supervisor.ErrNoState):
-		st = &supervisor.Status{State: supervisor.Stopped, Home: layout.Home, LockDir: layout.LockDir, Source: "none",
-			Reason: "no supervisor has run for this home"}
-	case ferr != nil:
-		return nil, ferr
-	default:
-		prober := procstate.NewProber(procstate.Options{StartTolerance: -1})
-		self := procstate.Identity{PID: st.Supervisor.PID, StartTime: st.Supervisor.StartTime, Argv: st.Supervisor.Argv}
-		if errors.Is(err, platform.ErrNoEndpoint) || prober.Judge(ctx, self, argvEqual(self.Argv)).Verdict.Stale() {
-			st.Reason = fmt.Sprintf("no supervisor runs (the last one, pid %d, was %s: %s)", st.Supervisor.PID, st.State, st.Reason)
-			st.State, st.Child, st.NextStart = supervisor.Stopped, nil, nil
-		}
-	}
-	if !st.Up() {
-		st.Reason += ownerNote(ctx, layout)
-	}
-	return st, nil
-}
-
-// ownerNote says who holds the home when no supervisor does, so that a
-// gateway started by hand is named rather than guessed at.
-func ownerNote(ctx context.Context, layout lockstore.Layout) string {
-	rec, err := lockstore.ReadRecord(layout.PIDFile())
-	if err != nil {
-		return ""
-	}
-	prober := procstate.NewProber(procstate.Options{StartTolerance: -1})
-	if prober.Judge(ctx, rec.Identity(), lockstore.IsGatewayArgv).Verdict.Stale() {
-		return fmt.Sprintf("; %s names pid %d, which is gone: `hermes-supervisor sweep` clears it", layout.PIDFile(), rec.PID)
-	}
-	return fmt.Sprintf("; a gateway not run by hermes-supervisor (pid %d) holds this home: stop it with `hermes gateway stop`, then start `hermes-supervisor run`", rec.PID)
-}
-
-func argvEqual(want []string) func([]string) bool {
-	return func(argv []string) bool { return slices.Equal(argv, want) }
 }
 
 func newStopCmd(g *globals) *cobra.Command {
@@ -190,6 +137,8 @@ func control(cmd *cobra.Command, g *globals, verb string, timeout time.Duration,
 		return notRunning(err)
 	case errors.Is(err, os.ErrPermission):
 		return fmt.Errorf("%s: permission denied on the control endpoint: run as the user the supervisor runs as", verb)
+	case errors.Is(err, context.DeadlineExceeded) && cmd.Context().Err() == nil:
+		return stillRunning(cmd.Context(), layout, verb, timeout)
 	case err != nil:
 		return err
 	case !resp.OK:
@@ -199,4 +148,20 @@ func control(cmd *cobra.Command, g *globals, verb string, timeout time.Duration,
 		fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", verb, resp.Status.State)
 	}
 	return nil
+}
+
+// stillRunning explains a stop or restart that did not finish within the
+// client's --timeout: what still runs, and what to do about it.
+func stillRunning(ctx context.Context, layout lockstore.Layout, verb string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	what := "the supervisor has not finished"
+	if st, qerr := supervisor.QueryStatus(ctx, layout); qerr == nil {
+		what = fmt.Sprintf("the supervisor (pid %d) is %s", st.Supervisor.PID, st.State)
+		if st.Child != nil {
+			what += fmt.Sprintf(" and the gateway (pid %d) still runs", st.Child.PID)
+		}
+	}
+	return fmt.Errorf("%s: not done after %s (%w): %s; it kills the gateway's process tree once its --stop-timeout passes, "+
+		"so wait and check with `hermes-supervisor status`, or run %s again with a longer --timeout", verb, timeout, context.DeadlineExceeded, what, verb)
 }

@@ -71,6 +71,7 @@ func TestScripts(t *testing.T) {
 			"unlocked":   cmdUnlocked,
 			"age":        cmdAge,
 			"waitfile":   cmdWaitFile,
+			"waitline":   cmdWaitLine,
 			"notify":     cmdNotify,
 			"nobody":     cmdNobody,
 		},
@@ -213,6 +214,21 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	ts.Fatalf("%s did not appear", args[0])
+}
+
+// waitline FILE PATTERN waits up to 30 s for a line of FILE to match PATTERN.
+func cmdWaitLine(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitline FILE PATTERN")
+	}
+	re, err := regexp.Compile("(?m)" + args[1])
+	ts.Check(err)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if b, err := os.ReadFile(ts.MkAbs(args[0])); err == nil && re.Match(b) {
+			return
+		}
+	}
+	ts.Fatalf("no line of %s matches %s", args[0], args[1])
 }
 
 // notify listen SOCKET stands in for systemd: it receives sd_notify

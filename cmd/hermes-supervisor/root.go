@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -34,7 +35,7 @@ func newRoot(getenv func(string) string) *cobra.Command {
 		Short:         "Supervise the Hermes gateway without stale-file flap loops",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       version,
+		Version:       buildVersion(debug.ReadBuildInfo()),
 	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.home, "home", "", "Hermes home (default $HERMES_HOME, else ~/.hermes)")
@@ -47,8 +48,39 @@ func newRoot(getenv func(string) string) *cobra.Command {
 	return root
 }
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// buildVersion reports the module version `go install …@version` records
+// or, for a build from a checkout, the commit the go tool stamped.
+func buildVersion(info *debug.BuildInfo, ok bool) string {
+	if !ok {
+		return "unknown (built without module information)"
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, at string
+	modified := false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "devel (no version control information)"
+	}
+	v := "devel " + rev[:min(12, len(rev))]
+	if at != "" {
+		v += " " + at
+	}
+	if modified {
+		v += " (modified)"
+	}
+	return v
+}
 
 // layout resolves the home and lock directory: flag, then environment, then
 // config file, then Hermes' defaults; it also loads the config file.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -17,7 +16,6 @@ import (
 	"gopkg.in/natefinch/lumberjack.v2"
 
 	"github.com/hermes-agent/hermes-supervisor/demogateway"
-	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/platform"
 	"github.com/hermes-agent/hermes-supervisor/platform/service"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
@@ -62,7 +60,7 @@ HERMES_GATEWAY_MAX_STARTS=0 unless the config file's "env" sets them.`,
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.BoolVar(&f.demo, "demo", false, "supervise the built-in demo gateway")
-	fl.BoolVar(&f.asService, "service", false, "run under the Windows service control manager (what `install` sets up), logging to <home>/hermes-supervisor.log")
+	fl.BoolVar(&f.asService, "service", false, "run under the Windows service control manager (what install sets up), logging to <home>/hermes-supervisor.log")
 	fl.StringSliceVar(&f.controlUsers, "control-user", nil, "Windows: a SID that may also use the control pipe (the user who installed the service)")
 	fl.DurationVar(&f.stopTimeout, "stop-timeout", supervisor.DefaultStopTimeout, "how long a stop waits before killing the gateway's process tree")
 	fl.DurationVar(&f.readyTimeout, "ready-timeout", supervisor.DefaultReadyTimeout, "how long a gateway may run without writing gateway.pid before it counts as running")
@@ -119,17 +117,29 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 	}
 	cfg.Policy, cfg.StopTimeout, cfg.ReadyTimeout, cfg.RequestTimeout = f.policy, f.stopTimeout, f.readyTimeout, f.ctlTimeout
 	cfg.Notify, cfg.OnTransition = serviceNotifier(log)
-	if cfg.Command, err = gatewayCommand(cmd, g, f, args); err != nil {
+	if cfg.Command, err = gatewayCommand(g, f, args, log); err != nil {
 		return err
 	}
-	if err := prepareDirs(layout); err != nil {
+	// Everything that can be refused is refused before anything is
+	// created: a bad setting or a held home leaves no directory behind.
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("invalid settings: %w", err)
+	}
+	created, err := supervisor.PrepareHome(layout.Home, "--home")
+	if err != nil {
 		return err
 	}
-	unlock, err := lockHome(cmd.Context(), layout)
+	if created {
+		log.Info("created home: it did not exist (check --home or HERMES_HOME if this is a typo)", zap.String("home", layout.Home))
+	}
+	unlock, err := supervisor.LockHome(cmd.Context(), layout)
 	if err != nil {
 		return err
 	}
 	defer unlock()
+	if err := supervisor.PrepareDirs(layout); err != nil {
+		return err
+	}
 
 	prober := procstate.NewProber(procstate.Options{StartTolerance: -1})
 	sup, err := supervisor.New(cfg, log, supervisor.SystemClock{}, prober)
@@ -171,7 +181,7 @@ func serviceNotifier(log *zap.Logger) (func(string), func(*supervisor.Status)) {
 	return notify, func(st *supervisor.Status) { notify("STATUS=" + string(st.State) + ": " + st.Reason) }
 }
 
-func gatewayCommand(cmd *cobra.Command, g *globals, f *runFlags, args []string) ([]string, error) {
+func gatewayCommand(g *globals, f *runFlags, args []string, log *zap.Logger) ([]string, error) {
 	switch {
 	case len(args) > 0:
 		if f.demo {
@@ -184,7 +194,8 @@ func gatewayCommand(cmd *cobra.Command, g *globals, f *runFlags, args []string) 
 		return g.file.Command, nil
 	}
 	if _, err := exec.LookPath(defaultGateway[0]); err != nil {
-		fmt.Fprintln(cmd.ErrOrStderr(), "hermes-supervisor: hermes is not on PATH; running the built-in demo gateway instead (pass --demo to say so, or -- COMMAND to run another)")
+		// Logged, not printed: with --log-format json stderr is one JSON stream.
+		log.Warn("hermes is not on PATH; running the built-in demo gateway instead (pass --demo to say so, or -- COMMAND to run another)")
 		return demoCommand()
 	}
 	return defaultGateway, nil
@@ -196,88 +207,4 @@ func demoCommand() ([]string, error) {
 		return nil, fmt.Errorf("find own executable for the demo gateway: %w", err)
 	}
 	return []string{exe, demogateway.Command}, nil
-}
-
-// prepareDirs creates the home and lock directory as Hermes would, and
-// turns the usual mistakes into one actionable line.
-func prepareDirs(l lockstore.Layout) error {
-	for _, d := range []struct{ path, flag string }{{l.Home, "--home"}, {l.LockDir, "--lock-dir"}} {
-		if fi, err := os.Stat(d.path); err == nil && !fi.IsDir() {
-			return fmt.Errorf("%s is a file, not a directory: pass %s to a directory", d.path, d.flag)
-		}
-		if err := os.MkdirAll(d.path, 0o700); err != nil {
-			return fmt.Errorf("create %s: %w: pass %s to a directory you may write", d.path, err, d.flag)
-		}
-		if err := platform.CheckOwnDir(d.path); err != nil {
-			return fmt.Errorf("%w: run the supervisor as the directory's owner, or pass %s to a directory only you can write", err, d.flag)
-		}
-		if err := probeDir(d.path); err != nil {
-			return fmt.Errorf("%w: fix its permissions, run as its owner, or pass %s to another directory", err, d.flag)
-		}
-	}
-	return nil
-}
-
-// probeDir checks that the gateway will be able to list, create and remove
-// files in dir, by doing it: permission bits, ACLs, read-only mounts and
-// root's exemptions all answer the same way. Without this the gateway fails
-// on every start and the supervisor backs off forever.
-func probeDir(dir string) error {
-	if _, err := os.ReadDir(dir); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".hermes-supervisor-probe-*")
-	if err != nil {
-		return fmt.Errorf("%s is not writable: %w", dir, err)
-	}
-	f.Close()
-	return os.Remove(f.Name())
-}
-
-// lockOwner reads the pid the holder of the supervisor lock wrote into it.
-// A holder that won the lock a moment ago may not have written it yet, so
-// it waits up to a second for it.
-func lockOwner(ctx context.Context, path string) int {
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	for {
-		if r, err := lockstore.ReadRecord(path); err == nil {
-			return r.PID
-		}
-		select {
-		case <-ctx.Done():
-			return 0
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-}
-
-// lockHome makes this the only supervisor of the home, with an advisory
-// lock the OS drops if we die: a pid file could go stale, this cannot.
-func lockHome(ctx context.Context, l lockstore.Layout) (func(), error) {
-	path := l.SupervisorLock()
-	f, err := platform.OpenLockFile(path, true)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w: check the permissions of the Hermes home", path, err)
-	}
-	if err := platform.LockFile(f); err != nil {
-		f.Close()
-		if errors.Is(err, platform.ErrLocked) {
-			owner := "another process"
-			if pid := lockOwner(ctx, path); pid > 0 {
-				owner = fmt.Sprintf("pid %d", pid)
-			}
-			return nil, &exitError{code: 1, err: fmt.Errorf(
-				"another hermes-supervisor (%s) already supervises %s: use `hermes-supervisor status`, or stop it first", owner, l.Home)}
-		}
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	b, _ := json.Marshal(map[string]any{"pid": os.Getpid(), "kind": "hermes-supervisor"})
-	if err := f.Truncate(0); err == nil {
-		_, _ = f.WriteAt(append(b, '\n'), 0)
-	}
-	return func() {
-		_ = platform.UnlockFile(f)
-		_ = f.Close()
-	}, nil
 }

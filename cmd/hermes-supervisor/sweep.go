@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/platform"
@@ -35,12 +35,9 @@ few seconds are moved aside to <name>.corrupt. --dry-run changes nothing.`,
 			if err != nil {
 				return err
 			}
+			// The table (or JSON) is the report: a log line per file on
+			// stderr would only say each row twice.
 			log := zap.NewNop()
-			if !asJSON {
-				if log, err = g.logger(zapcore.Lock(os.Stderr), true); err != nil {
-					return err
-				}
-			}
 			if !dryRun {
 				// Removing files another user may write would let them
 				// choose, with links and swaps, what we remove.
@@ -82,7 +79,7 @@ few seconds are moved aside to <name>.corrupt. --dry-run changes nothing.`,
 				}
 			}
 			if sweepErr != nil {
-				return &exitError{code: 1, err: sweepErr}
+				return &exitError{code: 1, err: sweepFailures(sweepErr)}
 			}
 			return nil
 		},
@@ -91,3 +88,32 @@ few seconds are moved aside to <name>.corrupt. --dry-run changes nothing.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the verdicts as JSON")
 	return cmd
 }
+
+// sweepFailures lists each file the sweep could not judge or change once,
+// one per line under a count.
+func sweepFailures(err error) error {
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if e != nil {
+				errs = append(errs, e)
+			}
+		}
+	}
+	if len(errs) <= 1 {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d files could not be judged or changed (kept as they are):", len(errs))
+	for _, e := range errs {
+		b.WriteString("\n  ")
+		b.WriteString(e.Error())
+	}
+	return fmt.Errorf("%s%w", b.String(), noText{err})
+}
+
+// noText keeps err matchable with errors.Is and As without repeating it.
+type noText struct{ err error }
+
+func (n noText) Error() string { return "" }
+func (n noText) Unwrap() error { return n.err }

@@ -1,0 +1,65 @@
+package supervisor
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
+)
+
+func TestReadFileConfigErrors(t *testing.T) {
+	cases := []struct {
+		name, src, want string
+	}{
+		{"unknown key", "{\n  \"stop_timout\": \"10s\"\n}", `:2:3: "stop_timout": unknown key: see the config file section of the README`},
+		{"unknown nested key", `{"restart": {"jiter": 0.1}}`, `:1:14: "restart.jiter": unknown key`},
+		{"cut short", "{\n  \"home\": \"/h\",\n", `:3:1: invalid JSON: the file ends before the object is closed`},
+		{"bad character", "{\n  \"home\": x\n}", `:2:11: invalid JSON: invalid character 'x' looking for beginning of value`},
+		{"wrong type", "{\"command\": \"hermes gateway run\"}", `:1:13: "command": expected a list of strings, got a string`},
+		{"wrong nested type", `{"restart": {"crash_loop_max": "ten"}}`, `:1:32: "restart.crash_loop_max": expected a whole number, got a string`},
+		{"duration as number", `{"stop_timeout": 75}`, `:1:18: "stop_timeout": durations are strings such as "30s", got 75`},
+		{"jitter out of range", "{\"restart\": {\n  \"jitter\": 7}}", `:2:13: "restart.jitter": must be at least 0 and below 1`},
+		{"crash loop max zero", `{"restart": {"crash_loop_max": 0}}`, `"restart.crash_loop_max": must be at least 1, got 0`},
+		{"log format", `{"log_format": "xml"}`, `:1:16: "log_format": "xml" is not a log format: use "console" or "json"`},
+		{"env", `{"env": ["NOEQUALS"]}`, `"env": "NOEQUALS" is not NAME=VALUE`},
+		{"not an object", `[1]`, `:1:1: expected a JSON object`},
+		{"trailing", `{} {}`, `: trailing data after the JSON object`},
+		{"empty", ``, `: the file is empty`},
+	}
+	dir := testdir.New(t)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(dir, "hermes-supervisor.json")
+			if err := os.WriteFile(path, []byte(c.src), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := ReadFileConfig(path)
+			want := "config file " + path
+			if err == nil || len(err.Error()) < len(want) || err.Error()[:len(want)] != want || !contains(err.Error(), c.want) {
+				t.Fatalf("got %v\nwant %s…%s", err, want, c.want)
+			}
+		})
+	}
+}
+
+func TestReadFileConfigValid(t *testing.T) {
+	src := `{"home": "/h", "command": ["hermes", "gateway", "run"], "env": ["A=B"], "stop_timeout": "5s",
+	"log_format": "json", "restart": {"jitter": 0, "crash_loop_max": 3, "max_backoff": "10s"}}`
+	fc, err := parseFileConfig([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fc.Home != "/h" || len(fc.Command) != 3 || fc.LogFormat != "json" || fc.Restart.Jitter == nil || *fc.Restart.Jitter != 0 || fc.Restart.CrashLoopMax != 3 {
+		t.Fatalf("parsed %+v", fc)
+	}
+}
+
+func contains(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return true
+		}
+	}
+	return false
+}

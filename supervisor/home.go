@@ -1,0 +1,130 @@
+package supervisor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/lockstore"
+	"github.com/hermes-agent/hermes-supervisor/platform"
+)
+
+// HeldError reports that another supervisor holds the home's supervisor
+// lock; PID is 0 when the holder has not written its pid.
+type HeldError struct {
+	Home string
+	PID  int
+}
+
+func (e *HeldError) Error() string {
+	owner := "another process"
+	if e.PID > 0 {
+		owner = fmt.Sprintf("pid %d", e.PID)
+	}
+	return fmt.Sprintf("another hermes-supervisor (%s) already supervises %s: use `hermes-supervisor status`, or stop it first", owner, e.Home)
+}
+
+// LockHome makes the caller the only supervisor of the home, with an
+// advisory lock the OS drops if the process dies: a pid file could go
+// stale, this cannot. The home must exist; the lock dir is not touched, so
+// a refused supervisor leaves no trace. It returns *HeldError when another
+// supervisor holds the lock.
+func LockHome(ctx context.Context, l lockstore.Layout) (unlock func(), err error) {
+	path := l.SupervisorLock()
+	f, err := platform.OpenLockFile(path, true)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w: check the permissions of the Hermes home", path, err)
+	}
+	if err := platform.LockFile(f); err != nil {
+		f.Close()
+		if errors.Is(err, platform.ErrLocked) {
+			return nil, &HeldError{Home: l.Home, PID: lockOwner(ctx, path)}
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	b, _ := json.Marshal(map[string]any{"pid": os.Getpid(), "kind": "hermes-supervisor"})
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt(append(b, '\n'), 0)
+	}
+	return func() {
+		_ = platform.UnlockFile(f)
+		_ = f.Close()
+	}, nil
+}
+
+// lockOwner reads the pid the holder of the supervisor lock wrote into it.
+// A holder that won the lock a moment ago may not have written it yet, so
+// it waits up to a second for it.
+func lockOwner(ctx context.Context, path string) int {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	for {
+		if r, err := lockstore.ReadRecord(path); err == nil {
+			return r.PID
+		}
+		t := time.NewTimer(10 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return 0
+		case <-t.C:
+		}
+	}
+}
+
+// PrepareHome creates the home when it is missing (created reports that it
+// did, so that a mistyped --home is said once) and checks that it is a
+// directory only its owner may write. flag names the setting to change in
+// the error.
+func PrepareHome(home, flag string) (created bool, err error) {
+	if _, err := os.Stat(home); errors.Is(err, os.ErrNotExist) {
+		created = true
+	}
+	return created, prepareDir(home, flag)
+}
+
+// PrepareDirs checks the home and creates and checks the lock dir as
+// Hermes would, turning the usual mistakes into one actionable line each.
+func PrepareDirs(l lockstore.Layout) error {
+	for _, d := range []struct{ path, flag string }{{l.Home, "--home"}, {l.LockDir, "--lock-dir"}} {
+		if err := prepareDir(d.path, d.flag); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func prepareDir(path, flag string) error {
+	if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+		return fmt.Errorf("%s is a file, not a directory: pass %s to a directory", path, flag)
+	}
+	if err := os.MkdirAll(path, 0o700); err != nil {
+		return fmt.Errorf("create %s: %w: pass %s to a directory you may write", path, err, flag)
+	}
+	if err := platform.CheckOwnDir(path); err != nil {
+		return fmt.Errorf("%w: run the supervisor as the directory's owner, or pass %s to a directory only you can write", err, flag)
+	}
+	if err := probeDir(path); err != nil {
+		return fmt.Errorf("%w: fix its permissions, run as its owner, or pass %s to another directory", err, flag)
+	}
+	return nil
+}
+
+// probeDir checks that the gateway will be able to list, create and remove
+// files in dir, by doing it: permission bits, ACLs, read-only mounts and
+// root's exemptions all answer the same way. Without this the gateway fails
+// on every start and the supervisor backs off forever.
+func probeDir(dir string) error {
+	if _, err := os.ReadDir(dir); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".hermes-supervisor-probe-*")
+	if err != nil {
+		return fmt.Errorf("%s is not writable: %w", dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}

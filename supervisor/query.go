@@ -1,0 +1,122 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/hermes-agent/hermes-supervisor/lockstore"
+	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/procstate"
+)
+
+// ErrNoHome reports that the Hermes home a command was pointed at does not
+// exist, so no supervisor can have run there.
+var ErrNoHome = errors.New("the Hermes home does not exist")
+
+// ErrHomeNotDir reports a Hermes home path that names something other than
+// a directory.
+var ErrHomeNotDir = errors.New("the Hermes home is not a directory")
+
+// QueryStatus asks the supervisor of the home over its control endpoint
+// and, when none answers, judges the state file the last one left: its
+// claims are believed only while the supervisor that wrote it is alive,
+// and a gateway it names is shown as still running only when its own
+// environment proves it that supervisor's (see proof). It only reads and
+// never signals. A missing home wraps ErrNoHome; a home that is a file
+// wraps ErrHomeNotDir.
+func QueryStatus(ctx context.Context, layout lockstore.Layout) (*Status, error) {
+	fi, err := os.Stat(layout.Home)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("%s: %w: no supervisor has run there; check --home or HERMES_HOME", layout.Home, ErrNoHome)
+	case err == nil && !fi.IsDir():
+		return nil, fmt.Errorf("%s is a file: %w: pass --home a directory", layout.Home, ErrHomeNotDir)
+	}
+	resp, err := Call(ctx, platform.ControlAddress(layout.Home), "status")
+	if err == nil {
+		if resp.Status == nil {
+			return nil, fmt.Errorf("supervisor answered without a status: %s", resp.Error)
+		}
+		return resp.Status, nil
+	}
+	// A socket served by another user is not our supervisor's answer:
+	// the state file may still say what ours last did.
+	if !errors.Is(err, platform.ErrNoEndpoint) && !errors.Is(err, os.ErrPermission) && !errors.Is(err, ErrBusy) && !errors.Is(err, platform.ErrForeignPeer) {
+		return nil, fmt.Errorf("ask the supervisor: %w", err)
+	}
+	prober := procstate.NewProber(procstate.Options{StartTolerance: -1})
+	st, ferr := ReadStatusFile(layout.SupervisorState())
+	switch {
+	case errors.Is(ferr, ErrNoState):
+		st = &Status{State: Stopped, Home: layout.Home, LockDir: layout.LockDir, Source: "none",
+			Reason: "no supervisor has run for this home"}
+	case ferr != nil:
+		return nil, ferr
+	default:
+		self := procstate.Identity{PID: st.Supervisor.PID, StartTime: st.Supervisor.StartTime, Argv: st.Supervisor.Argv}
+		argvEqual := func(argv []string) bool { return slices.Equal(argv, self.Argv) }
+		if errors.Is(err, platform.ErrNoEndpoint) || prober.Judge(ctx, self, argvEqual).Verdict.Stale() {
+			last := fmt.Sprintf("the last one, pid %d, was %s: %s", st.Supervisor.PID, st.State, st.Reason)
+			if st.Up() {
+				last = fmt.Sprintf("the last one, pid %d, was killed while %s", st.Supervisor.PID, st.State)
+			}
+			st.Reason = "no supervisor runs (" + last + ")"
+			orphan := provenOrphan(ctx, prober, layout, st)
+			st.State, st.Child, st.NextStart = Stopped, orphan, nil
+			if orphan != nil {
+				st.Locks, _ = lockstore.New(layout, prober, zap.NewNop(), time.Now).Owned(ctx, orphan.Identity())
+				st.Reason += fmt.Sprintf("; its gateway, pid %d, still runs unsupervised: "+
+					"the next `hermes-supervisor run` (or the service manager, if one is installed) stops it and starts its own", orphan.PID)
+				return st, nil
+			}
+		}
+	}
+	if !st.Up() {
+		st.Reason += ownerNote(ctx, prober, layout)
+	}
+	return st, nil
+}
+
+// provenOrphan returns the gateway a dead supervisor's state file names
+// when it still runs and carries that supervisor's nonce: the gateway the
+// next supervisor will reclaim. Anything less proves nothing, exactly as
+// in (*Supervisor).begin.
+func provenOrphan(ctx context.Context, prober *procstate.Prober, layout lockstore.Layout, st *Status) *Child {
+	c := st.Child
+	if c == nil {
+		return nil
+	}
+	boot, err := platform.BootID()
+	if err != nil || boot == "" || st.BootID != boot {
+		return nil
+	}
+	p := proof{prober: prober, self: os.Getpid(), home: layout.Home}
+	if c.NonceHash != "" {
+		p.hashes = []string{c.NonceHash}
+	}
+	if _, err := p.checkRecorded(ctx, c.Identity()); err != nil {
+		return nil
+	}
+	o := *c
+	o.Orphaned = true
+	return &o
+}
+
+// ownerNote says who holds the home when no supervisor does, so that a
+// gateway started by hand is named rather than guessed at.
+func ownerNote(ctx context.Context, prober *procstate.Prober, layout lockstore.Layout) string {
+	rec, err := lockstore.ReadRecord(layout.PIDFile())
+	if err != nil {
+		return ""
+	}
+	if prober.Judge(ctx, rec.Identity(), lockstore.IsGatewayArgv).Verdict.Stale() {
+		return fmt.Sprintf("; %s names pid %d, which is gone: `hermes-supervisor sweep` clears it", layout.PIDFile(), rec.PID)
+	}
+	return fmt.Sprintf("; a gateway not run by hermes-supervisor (pid %d) holds this home: stop it with `hermes gateway stop`, then start `hermes-supervisor run`", rec.PID)
+}
