@@ -79,6 +79,9 @@ type Exit struct {
 	Signal string `json:"signal,omitempty"`
 	// StartError is set when the child could not be started at all.
 	StartError string `json:"start_error,omitempty"`
+	// Reason is set when the supervisor ended the run on its own, as
+	// ReasonWatchdog for a hung gateway.
+	Reason string `json:"reason,omitempty"`
 	// At is when the exit was seen.
 	At time.Time `json:"at"`
 	// Uptime is how long the run lasted.
@@ -87,6 +90,11 @@ type Exit struct {
 
 // String describes the exit in a few words.
 func (e Exit) String() string {
+	if e.Reason != "" {
+		r := e
+		r.Reason = ""
+		return e.Reason + " (" + r.String() + ")"
+	}
 	switch {
 	case e.StartError != "":
 		return "failed to start: " + e.StartError
@@ -127,7 +135,7 @@ func (p Policy) Decide(h *History, e Exit, rnd func() float64) Decision {
 		// A healthy run: whatever failed before it is not a crash loop.
 		h.Streak, h.failures = 0, h.failures[:0]
 	}
-	if e.StartError == "" && e.Signal == "" {
+	if e.StartError == "" && e.Signal == "" && e.Reason == "" {
 		switch {
 		case e.Code == ExitConfig:
 			return Decision{Verdict: Fail, Reason: "gateway exited 78 (configuration error): fix the configuration, then run `hermes-supervisor restart`"}
