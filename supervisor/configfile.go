@@ -22,6 +22,11 @@ type FileConfig struct {
 	ReadyTimeout Duration    `json:"ready_timeout,omitempty"`
 	LogFormat    string      `json:"log_format,omitempty"`
 	Restart      RestartFile `json:"restart,omitempty"`
+	// Watchdog is the gateway's sd_notify keep-alive deadline ("0s": off),
+	// overriding Hermes' gateway.systemd_watchdog_seconds.
+	Watchdog string `json:"watchdog,omitempty"`
+	// HangAfter is the heartbeat-file hang deadline (--hang-after).
+	HangAfter Duration `json:"hang_after,omitempty"`
 }
 
 // RestartFile is the restart policy as written in the config file.
@@ -98,6 +103,10 @@ func (fc FileConfig) FlagValues() map[string]string {
 	}
 	dur("stop-timeout", fc.StopTimeout)
 	dur("ready-timeout", fc.ReadyTimeout)
+	dur("hang-after", fc.HangAfter)
+	if fc.Watchdog != "" {
+		m["watchdog"] = fc.Watchdog
+	}
 	r := fc.Restart
 	dur("initial-backoff", r.InitialBackoff)
 	dur("max-backoff", r.MaxBackoff)
