@@ -21,6 +21,7 @@ import (
 type serviceFlags struct {
 	user, system, dryRun, migrate, demo bool
 	stopTimeout                         time.Duration
+	watchdog                            time.Duration
 }
 
 func (f *serviceFlags) register(cmd *cobra.Command, install bool) {
@@ -33,6 +34,7 @@ func (f *serviceFlags) register(cmd *cobra.Command, install bool) {
 		fl.BoolVar(&f.migrate, "migrate", false, "also stop and disable Hermes' own gateway unit or agent for this user")
 		fl.BoolVar(&f.demo, "demo", false, "have the service supervise the built-in demo gateway (to try it out)")
 		fl.DurationVar(&f.stopTimeout, "stop-timeout", supervisor.DefaultStopTimeout, "the supervisor's stop timeout; the service manager waits 15 s longer before it kills")
+		fl.DurationVar(&f.watchdog, "watchdog", 0, "systemd: WatchdogSec= of our unit; the supervisor pings from its state machine and a stuck one is restarted (0: none)")
 	}
 }
 
@@ -110,7 +112,10 @@ func serviceConfig(g *globals, f *serviceFlags) (service.Config, error) {
 		exe = resolved
 	}
 	c := service.Config{Exe: exe, Home: layout.Home, LockDir: layout.LockDir, System: f.system,
-		StopTimeout: f.stopTimeout, UID: os.Getuid(), Path: g.getenv("PATH"), Demo: f.demo}
+		StopTimeout: f.stopTimeout, UID: os.Getuid(), Path: g.getenv("PATH"), Demo: f.demo, Watchdog: f.watchdog}
+	if f.watchdog < 0 {
+		return service.Config{}, fmt.Errorf("--watchdog must not be negative, got %s: pass a deadline such as 30s, or 0 for none", f.watchdog)
+	}
 	if c.StopTimeout <= 0 {
 		c.StopTimeout = supervisor.DefaultStopTimeout
 	}

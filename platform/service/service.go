@@ -49,6 +49,9 @@ type Config struct {
 	Path string
 	// Demo runs the built-in demo gateway, on purpose.
 	Demo bool
+	// Watchdog, when positive, is the systemd unit's WatchdogSec=: the
+	// supervisor's state machine must ping within it or be restarted.
+	Watchdog time.Duration
 }
 
 // Validate reports the first setting a service cannot be built from.
