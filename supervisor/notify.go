@@ -3,8 +3,10 @@ package supervisor
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -100,10 +102,31 @@ type notifyRejected struct {
 func (notifyEvent) isEvent()    {}
 func (notifyRejected) isEvent() {}
 
+// keepAlives is shared by one start's reader and the Run goroutine. Once
+// the watchdog is armed, a bare WATCHDOG=1 (twice per deadline, for the
+// gateway's whole life) is recorded here rather than sent as an event to
+// a goroutine that keeps a timer: the deadline is the socket's read
+// deadline, in the poller the reader waits in anyway.
+type keepAlives struct {
+	armed    atomic.Bool
+	interval atomic.Int64 // the deadline, as a time.Duration
+	last     atomic.Int64 // UnixNano of the last bare WATCHDOG=1
+}
+
+// keepAliveMissed reports that the socket's read deadline passed: the Run
+// goroutine decides whether the gateway hung.
+type keepAliveMissed struct{ run runner }
+
+func (keepAliveMissed) isEvent() {}
+
+func (m notifyMsg) bareKeepAlive() bool {
+	return m.ping && !m.ready && !m.stopping && !m.trigger && m.status == nil && m.interval == nil && m.extend == nil
+}
+
 // readNotify forwards the datagrams of one gateway start to the Run
 // goroutine until the listener is closed or stop is. It runs on its own
-// goroutine and touches no supervisor state.
-func readNotify(l *platform.NotifyListener, run runner, root int, events chan<- event, stop <-chan struct{}, log *zap.Logger) {
+// goroutine and touches no supervisor state but ka.
+func readNotify(l *platform.NotifyListener, run runner, root int, events chan<- event, stop <-chan struct{}, ka *keepAlives, now func() time.Time, log *zap.Logger) {
 	buf := make([]byte, maxNotify+1)
 	send := func(ev event) bool {
 		select {
@@ -115,6 +138,23 @@ func readNotify(l *platform.NotifyListener, run runner, root int, events chan<- 
 	}
 	for {
 		d, err := l.Receive(buf)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			// Keep-alives do not move the deadline, which would cost a
+			// timer change each; it is moved here, once it passes.
+			if last, iv := ka.last.Load(), time.Duration(ka.interval.Load()); ka.armed.Load() && last != 0 {
+				if next := time.Unix(0, last).Add(iv); next.After(now()) {
+					_ = l.SetDeadline(next)
+					continue
+				}
+			}
+			// Cleared before the event, so that the Run goroutine's
+			// answer (a new deadline, or none) is the last word.
+			_ = l.SetDeadline(time.Time{})
+			if !send(keepAliveMissed{run: run}) {
+				return
+			}
+			continue
+		}
 		if err != nil {
 			return
 		}
@@ -131,6 +171,10 @@ func readNotify(l *platform.NotifyListener, run runner, root int, events chan<- 
 		m, err := parseNotify(buf[:d.N])
 		if err != nil {
 			log.Debug("ignoring a malformed sd_notify datagram", zap.Int("sender_pid", d.PID), zap.Error(err))
+			continue
+		}
+		if m.bareKeepAlive() && ka.armed.Load() {
+			ka.last.Store(now().UnixNano())
 			continue
 		}
 		if !send(notifyEvent{run: run, msg: m}) {

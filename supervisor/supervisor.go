@@ -183,6 +183,8 @@ func (s *Supervisor) handle(ctx context.Context, ev event) {
 		s.onNotify(ev)
 	case notifyRejected:
 		s.onRejected(ev)
+	case keepAliveMissed:
+		s.onMissed(ev)
 	}
 }
 

@@ -60,10 +60,11 @@ type watchdog struct {
 	// Reset at every gateway start.
 	sock     *platform.NotifyListener
 	stop     chan struct{}
+	ka       *keepAlives
 	interval time.Duration
 	armed    bool
 	last     time.Time
-	check    Timer // the next keep-alive deadline or heartbeat read
+	check    Timer // the next heartbeat read
 	kill     Timer // kills a hung gateway's tree
 	hung     bool
 	spoke    bool
@@ -101,7 +102,8 @@ func (s *Supervisor) watchdogInterval() time.Duration {
 // openWatch prepares the notify socket of the next start and returns what
 // the gateway's environment gains from it.
 func (s *Supervisor) openWatch() []string {
-	s.wd = watchdog{warned: s.wd.warned, own: s.wd.own, interval: s.watchdogInterval()}
+	s.wd = watchdog{warned: s.wd.warned, own: s.wd.own, interval: s.watchdogInterval(), ka: &keepAlives{}}
+	s.wd.ka.interval.Store(int64(s.wd.interval))
 	l, err := platform.ListenNotify("")
 	if err != nil {
 		lvl := s.log.Warn
@@ -122,7 +124,7 @@ func (s *Supervisor) openWatch() []string {
 // watchStarted begins listening to the gateway just started as pid.
 func (s *Supervisor) watchStarted(r runner, pid int) {
 	if s.wd.sock != nil {
-		go readNotify(s.wd.sock, r, pid, s.events, s.wd.stop, s.log)
+		go readNotify(s.wd.sock, r, pid, s.events, s.wd.stop, s.wd.ka, s.clock.Now, s.log)
 	}
 	if s.wd.interval > 0 || s.cfg.HangAfter > 0 {
 		s.log.Info("hang detection on",
@@ -147,27 +149,57 @@ func (s *Supervisor) closeWatch(e *Exit) {
 	s.wd = watchdog{warned: s.wd.warned, own: s.wd.own}
 }
 
-// rearm sets the check timer to the keep-alive deadline or the next
-// heartbeat read, whichever is sooner. Keep-alives do not move the timer:
-// it finds them when it fires, so a ping costs no timer.
-func (s *Supervisor) rearm() {
-	s.stopTimer(&s.wd.check)
-	if s.wd.stopping || s.wd.hung {
-		return
-	}
-	next := time.Duration(-1)
-	if s.wd.armed {
-		next = max(0, s.wd.last.Add(s.wd.interval).Sub(s.clock.Now()))
-	}
-	if s.cfg.HangAfter > 0 {
-		p := max(10*time.Millisecond, min(s.cfg.HangAfter/4, maxHeartbeatPoll))
-		if next < 0 || p < next {
-			next = p
+// lastKeepAlive is the later of the keep-alives the Run goroutine saw and
+// those the reader recorded.
+func (s *Supervisor) lastKeepAlive() time.Time {
+	last := s.wd.last
+	if s.wd.ka != nil {
+		if n := s.wd.ka.last.Load(); n != 0 && time.Unix(0, n).After(last) {
+			last = time.Unix(0, n)
 		}
 	}
-	if next >= 0 {
-		s.wd.check = s.clock.NewTimer(next)
+	return last
+}
+
+// rearm sets the check timer to the next heartbeat read, and the notify
+// socket's read deadline to the keep-alive deadline (see keepAlives).
+func (s *Supervisor) rearm() {
+	s.stopTimer(&s.wd.check)
+	s.setDeadline()
+	if s.wd.stopping || s.wd.hung || s.cfg.HangAfter <= 0 {
+		return
 	}
+	s.wd.check = s.clock.NewTimer(max(10*time.Millisecond, min(s.cfg.HangAfter/4, maxHeartbeatPoll)))
+}
+
+// setDeadline tells the reader what the keep-alive deadline is now.
+func (s *Supervisor) setDeadline() {
+	if s.wd.sock == nil {
+		return
+	}
+	on := s.wd.armed && !s.wd.stopping && !s.wd.hung
+	s.wd.ka.interval.Store(int64(s.wd.interval))
+	s.wd.ka.armed.Store(on)
+	var at time.Time
+	if on {
+		at = s.lastKeepAlive().Add(s.wd.interval)
+	}
+	if err := s.wd.sock.SetDeadline(at); err != nil {
+		s.log.Debug("notify socket deadline", zap.Error(err))
+	}
+}
+
+// onMissed runs when the notify socket's read deadline passed: the
+// gateway hung unless a keep-alive raced the deadline.
+func (s *Supervisor) onMissed(ev keepAliveMissed) {
+	if ev.run != s.run || s.child == nil || !s.wd.armed || s.wd.stopping || s.wd.hung || s.state == Stopping {
+		return
+	}
+	if s.clock.Now().Sub(s.lastKeepAlive()) >= s.wd.interval {
+		s.hangDetected(fmt.Sprintf("no keep-alive for %s", s.wd.interval))
+		return
+	}
+	s.setDeadline()
 }
 
 func (s *Supervisor) onNotify(ev notifyEvent) {
@@ -199,13 +231,13 @@ func (s *Supervisor) onNotify(ev notifyEvent) {
 		if !s.wd.armed {
 			s.wd.armed = true
 			s.log.Info("watchdog armed: the gateway must send WATCHDOG=1 within every deadline", zap.Duration("deadline", s.wd.interval))
-			s.rearm()
 			changed = true
 		}
+		s.setDeadline()
 	}
 	if m.stopping && !s.wd.stopping {
 		s.wd.stopping, s.wd.armed = true, false
-		s.stopTimer(&s.wd.check)
+		s.rearm()
 		s.log.Info("the gateway says it is stopping (STOPPING=1)", zap.Int("pid", s.child.PID))
 		changed = true
 	}
@@ -262,10 +294,6 @@ func (s *Supervisor) checkHang() {
 		return
 	}
 	now := s.clock.Now()
-	if s.wd.armed && now.Sub(s.wd.last) >= s.wd.interval {
-		s.hangDetected(fmt.Sprintf("no keep-alive for %s", s.wd.interval))
-		return
-	}
 	if s.cfg.HangAfter > 0 {
 		if hb, err := readHeartbeat(s.cfg.Layout.Home); err == nil && hb.PID == s.child.PID {
 			if !s.wd.beat {
@@ -288,7 +316,7 @@ func (s *Supervisor) checkHang() {
 // a failure with the reason ReasonWatchdog.
 func (s *Supervisor) hangDetected(why string) {
 	s.wd.hung = true
-	s.stopTimer(&s.wd.check)
+	s.rearm()
 	s.log.Error("gateway hung: "+why, zap.Int("pid", s.child.PID))
 	if sig, ok := platform.DumpSignal(); ok {
 		if st, ok := s.run.(*started); ok && st.tree.Signal(sig) == nil {
@@ -390,7 +418,7 @@ func (s *Supervisor) describeWatch(c *Child) {
 	}
 	w := &WatchdogStatus{Interval: Duration(s.wd.interval), Armed: s.wd.armed, HangAfter: Duration(s.cfg.HangAfter), HeartbeatSeen: s.wd.beat}
 	if s.wd.armed {
-		t := s.wd.last
+		t := s.lastKeepAlive()
 		w.LastKeepAlive = &t
 	}
 	c.Watchdog = w
