@@ -1,8 +1,6 @@
 package platform
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"net"
 	"os"
 	"time"
@@ -47,10 +45,4 @@ func (l *NotifyListener) Close() error {
 		_ = os.RemoveAll(l.dir)
 	}
 	return err
-}
-
-func randomName() string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

@@ -1,6 +1,8 @@
 package platform
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"net"
 
@@ -50,4 +52,10 @@ func (l *NotifyListener) receive(buf []byte) (Datagram, error) {
 		}
 	}
 	return d, nil
+}
+
+func randomName() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
