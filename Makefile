@@ -12,11 +12,11 @@ FUZZLONG ?= 2m
 # longer and keeps what it found under each package's testdata/fuzz.
 FUZZ_TARGETS := lockstore:FuzzParseRecord lockstore:FuzzParseState lockstore:FuzzParseMarker \
   procstate:FuzzParseStat supervisor:FuzzParseStatusFile supervisor:FuzzParseFileConfig \
-  supervisor:FuzzControlRequest
+  supervisor:FuzzControlRequest supervisor:FuzzParseNotify
 # The full fault-injection counts of `make chaos` (`make test` runs small ones).
 CHAOSFLAGS ?= -chaos.kills=1000 -chaos.supkills=200 -chaos.rounds=10
 
-.PHONY: all build run test test-deps check fmt-check vet lint cross unit wine-test fuzz-smoke fuzz chaos bench bench-peers deploy clean
+.PHONY: all build run run-hang test test-deps check fmt-check vet lint cross unit wine-test fuzz-smoke fuzz chaos bench bench-peers deploy clean
 
 all: build
 
@@ -27,6 +27,11 @@ build:
 # home under .demo/ so that a real ~/.hermes is never touched. Ctrl-C stops it.
 run: build
 	./$(BIN) run --demo --home $(DEMO)/home --lock-dir $(DEMO)/locks
+
+# The same, with a demo gateway that hangs 10 s after it is up: the
+# supervisor's watchdog (a 4 s keep-alive deadline) catches it.
+run-hang: build
+	HERMES_DEMO_HANG_AFTER=10s ./$(BIN) run --demo --watchdog 4s --home $(DEMO)/home --lock-dir $(DEMO)/locks
 
 # The whole suite: formatting, vet and build for every OS, the race-enabled
 # tests (real processes, signals and files), and a short fuzz of every parser.

@@ -63,6 +63,7 @@ type options struct {
 	grandchildFile string
 	sleepForever   bool
 	naive          bool
+	hangAfter      time.Duration
 }
 
 // hermesWords drops what `hermes [-p X] gateway [run|restart]` puts before
@@ -100,9 +101,18 @@ func Main(args []string, getenv func(string) string, stderr io.Writer) int {
 	fs.BoolVar(&o.grandchild, "spawn-grandchild", false, "start a child process of its own, as tools do")
 	fs.StringVar(&o.grandchildFile, "grandchild-pid-file", "", "write the grandchild's pid here")
 	fs.BoolVar(&o.sleepForever, "sleep", false, "only block until killed (used for the grandchild)")
+	fs.DurationVar(&o.hangAfter, "hang-after", 0, "hang (stop pinging and block) this long after running, to show hang detection; also "+EnvHang)
 	fs.BoolVar(&o.naive, "naive", false, "judge files as naive gateways do (refuse while gateway.pid exists), to show a flap loop")
 	if err := fs.Parse(hermesWords(args)); err != nil {
 		return 2
+	}
+	if v := getenv(EnvHang); v != "" && o.hangAfter == 0 {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			fmt.Fprintf(stderr, "demo-gateway: %s: %v\n", EnvHang, err)
+			return 2
+		}
+		o.hangAfter = d
 	}
 	if o.sleepForever {
 		// A bare select{} is a deadlock to the runtime once no other
@@ -124,6 +134,7 @@ type gateway struct {
 	layout  lockstore.Layout
 	self    procstate.Identity
 	log     io.Writer
+	notify  *notifier
 	lock    *os.File
 	scoped  string
 	ownsPID bool
@@ -145,7 +156,7 @@ func newGateway(o options, getenv func(string) string, stderr io.Writer) (*gatew
 	if err != nil {
 		return nil, err
 	}
-	return &gateway{o: o, layout: lockstore.Layout{Home: o.home, LockDir: o.lockDir}, self: self, log: stderr}, nil
+	return &gateway{o: o, layout: lockstore.Layout{Home: o.home, LockDir: o.lockDir}, self: self, log: stderr, notify: newNotifier(getenv)}, nil
 }
 
 func (g *gateway) say(format string, args ...any) {
@@ -160,6 +171,7 @@ func (g *gateway) run() int {
 	}
 	// Handlers first: a signal sent as soon as gateway.pid appears (what
 	// "ready" means to the supervisor) must not be lost.
+	g.dumpStacks()
 	sigs := make(chan os.Signal, 4)
 	if term, ok := platform.TerminateSignal(); ok {
 		if !g.o.ignoreTerm {
@@ -177,6 +189,12 @@ func (g *gateway) run() int {
 		return code
 	}
 	g.say("running: gateway.pid and %s claimed", Scope)
+	g.notify.ready(g)
+	var hangTimer <-chan time.Time
+	if g.o.hangAfter > 0 {
+		hangTimer = time.After(g.o.hangAfter)
+	}
+	ticks := g.notify.tickEvery()
 	var exitTimer <-chan time.Time
 	if g.o.exitAfter > 0 {
 		exitTimer = time.After(g.o.exitAfter)
@@ -213,6 +231,10 @@ func (g *gateway) run() int {
 			if planned, _ := lockstore.ConsumePlannedStop(g.layout, g.self, time.Now()); planned {
 				return g.stop(exitOK, "planned stop")
 			}
+		case <-ticks:
+			g.notify.tick()
+		case <-hangTimer:
+			g.hang()
 		case <-exitTimer:
 			if g.o.noCleanup {
 				g.say("crashing with exit %d", g.o.exitCode)
@@ -351,6 +373,7 @@ func (g *gateway) spawnGrandchild() error {
 }
 
 func (g *gateway) stop(code int, why string) int {
+	g.notify.send(g, "STOPPING=1")
 	g.releaseFiles()
 	state := "stopped"
 	if code == exitRestart {

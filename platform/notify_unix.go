@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+
+	"golang.org/x/sys/unix"
 )
 
 // Notify sends state (e.g. "READY=1") to the service manager that started
@@ -14,20 +16,30 @@ import (
 // on a unix socket, small enough to write here rather than import a
 // library for.
 func Notify(state string) error {
-	path := os.Getenv("NOTIFY_SOCKET")
-	if path == "" {
+	return SendNotify(os.Getenv("NOTIFY_SOCKET"), state)
+}
+
+// SendNotify sends state as one sd_notify datagram to addr ("@name" is an
+// abstract socket); an empty addr sends nothing.
+func SendNotify(addr, state string) error {
+	if addr == "" {
 		return nil
 	}
+	path := addr
 	if path[0] == '@' {
 		path = "\x00" + path[1:] // an abstract socket
 	}
 	conn, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: path, Net: "unixgram"})
 	if err != nil {
-		return fmt.Errorf("notify %s: %w", os.Getenv("NOTIFY_SOCKET"), err)
+		return fmt.Errorf("notify %s: %w", addr, err)
 	}
 	defer conn.Close()
 	if _, err := conn.Write([]byte(state)); err != nil {
-		return fmt.Errorf("notify %s: %w", os.Getenv("NOTIFY_SOCKET"), err)
+		return fmt.Errorf("notify %s: %w", addr, err)
 	}
 	return nil
 }
+
+// DumpSignal is the signal on which Hermes appends every thread's stack to
+// logs/gateway_faulthandler.log and keeps running.
+func DumpSignal() (os.Signal, bool) { return unix.SIGUSR2, true }

@@ -39,8 +39,20 @@ type Config struct {
 	// SYSTEM for the user who installed it). Unix sockets ignore it.
 	ControlUsers []string
 	// OnTransition, when set, is called from the supervisor's goroutine with
-	// a snapshot after every state change; it must not block.
+	// a snapshot after every state change, and when the gateway's own
+	// status or its watchdog changes; it must not block.
 	OnTransition func(*Status)
+	// Watchdog is the sd_notify keep-alive deadline given to the gateway as
+	// WATCHDOG_USEC: positive sets it, WatchdogOff turns it off, zero takes
+	// Hermes' gateway.systemd_watchdog_seconds from <home>/config.yaml.
+	Watchdog time.Duration
+	// HangAfter, when positive, takes the gateway down once Hermes'
+	// state/gateway.heartbeat, after naming it, is older than this. For
+	// gateways that cannot send sd_notify datagrams (Windows).
+	HangAfter time.Duration
+	// OwnWatchdog, when positive, is how often the supervisor sends
+	// WATCHDOG=1 through Notify: half its service manager's WATCHDOG_USEC.
+	OwnWatchdog time.Duration
 }
 
 // DefaultStopTimeout is above Hermes' default TimeoutStopSec (70 s).
@@ -70,6 +82,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ControlAddress != "" && c.RequestTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("control request timeout must be positive, got %s", c.RequestTimeout))
+	}
+	if c.HangAfter < 0 {
+		errs = append(errs, fmt.Errorf("hang-after must not be negative, got %s", c.HangAfter))
 	}
 	if err := c.Policy.Validate(); err != nil {
 		errs = append(errs, err)

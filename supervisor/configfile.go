@@ -25,6 +25,11 @@ type FileConfig struct {
 	ReadyTimeout Duration    `json:"ready_timeout,omitempty"`
 	LogFormat    string      `json:"log_format,omitempty"`
 	Restart      RestartFile `json:"restart,omitempty"`
+	// Watchdog is the gateway's sd_notify keep-alive deadline ("0s": off),
+	// overriding Hermes' gateway.systemd_watchdog_seconds.
+	Watchdog string `json:"watchdog,omitempty"`
+	// HangAfter is the heartbeat-file hang deadline (--hang-after).
+	HangAfter Duration `json:"hang_after,omitempty"`
 }
 
 // RestartFile is the restart policy as written in the config file.
@@ -117,6 +122,13 @@ func parseFileConfig(b []byte) (FileConfig, error) {
 		"env":           p.into(&fc.Env, checkEnv(&fc.Env)),
 		"stop_timeout":  p.into(&fc.StopTimeout, nil),
 		"ready_timeout": p.into(&fc.ReadyTimeout, nil),
+		"hang_after":    p.into(&fc.HangAfter, nil),
+		"watchdog": p.into(&fc.Watchdog, func() error {
+			if d, err := time.ParseDuration(fc.Watchdog); err != nil || d < 0 {
+				return fmt.Errorf("%q is not a deadline: use a duration such as \"60s\", or \"0\" to turn hang detection off", fc.Watchdog)
+			}
+			return nil
+		}),
 		"log_format": p.into(&fc.LogFormat, func() error {
 			if fc.LogFormat != "console" && fc.LogFormat != "json" {
 				return fmt.Errorf("%q is not a log format: use \"console\" or \"json\"", fc.LogFormat)
@@ -323,6 +335,10 @@ func (fc FileConfig) FlagValues() map[string]string {
 	}
 	dur("stop-timeout", fc.StopTimeout)
 	dur("ready-timeout", fc.ReadyTimeout)
+	dur("hang-after", fc.HangAfter)
+	if fc.Watchdog != "" {
+		m["watchdog"] = fc.Watchdog
+	}
 	r := fc.Restart
 	dur("initial-backoff", r.InitialBackoff)
 	dur("max-backoff", r.MaxBackoff)

@@ -83,6 +83,9 @@ type Exit struct {
 	// Orphan says how a previous supervisor's gateway ended, which we
 	// could watch but not wait(2) for.
 	Orphan string `json:"orphan,omitempty"`
+	// Reason is set when the supervisor ended the run on its own, as
+	// ReasonWatchdog for a hung gateway.
+	Reason string `json:"reason,omitempty"`
 	// At is when the exit was seen.
 	At time.Time `json:"at"`
 	// Uptime is how long the run lasted. In JSON it is written twice, as
@@ -96,6 +99,7 @@ type exitJSON struct {
 	Signal        string    `json:"signal,omitempty"`
 	StartError    string    `json:"start_error,omitempty"`
 	Orphan        string    `json:"orphan,omitempty"`
+	Reason        string    `json:"reason,omitempty"`
 	At            time.Time `json:"at"`
 	Uptime        string    `json:"uptime"`
 	UptimeSeconds float64   `json:"uptime_seconds"`
@@ -103,7 +107,7 @@ type exitJSON struct {
 
 // MarshalJSON writes the uptime as a duration string and in seconds.
 func (e Exit) MarshalJSON() ([]byte, error) {
-	return json.Marshal(exitJSON{Code: e.Code, Signal: e.Signal, StartError: e.StartError, Orphan: e.Orphan, At: e.At,
+	return json.Marshal(exitJSON{Code: e.Code, Signal: e.Signal, StartError: e.StartError, Orphan: e.Orphan, Reason: e.Reason, At: e.At,
 		Uptime: e.Uptime.Round(time.Millisecond).String(), UptimeSeconds: e.Uptime.Seconds()})
 }
 
@@ -117,7 +121,7 @@ func (e *Exit) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	*e = Exit{Code: v.Code, Signal: v.Signal, StartError: v.StartError, Orphan: v.Orphan, At: v.At,
+	*e = Exit{Code: v.Code, Signal: v.Signal, StartError: v.StartError, Orphan: v.Orphan, Reason: v.Reason, At: v.At,
 		Uptime: time.Duration(v.UptimeSeconds * float64(time.Second))}
 	var ns int64
 	if json.Unmarshal(v.Uptime, &ns) == nil {
@@ -128,6 +132,11 @@ func (e *Exit) UnmarshalJSON(b []byte) error {
 
 // String describes the exit in a few words.
 func (e Exit) String() string {
+	if e.Reason != "" {
+		r := e
+		r.Reason = ""
+		return e.Reason + " (" + r.String() + ")"
+	}
 	switch {
 	case e.StartError != "":
 		return "failed to start: " + e.StartError
@@ -170,7 +179,7 @@ func (p Policy) Decide(h *History, e Exit, rnd func() float64) Decision {
 		// A healthy run: whatever failed before it is not a crash loop.
 		h.Streak, h.failures = 0, h.failures[:0]
 	}
-	if e.StartError == "" && e.Signal == "" {
+	if e.StartError == "" && e.Signal == "" && e.Reason == "" {
 		switch {
 		case e.Code == ExitConfig:
 			return Decision{Verdict: Fail, Reason: "gateway exited 78 (configuration error): fix the configuration, then run `hermes-supervisor restart`"}

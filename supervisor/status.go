@@ -42,6 +42,15 @@ type Child struct {
 	// Orphaned marks a gateway still running after its supervisor was
 	// killed, proven by its nonce; the next supervisor reclaims it.
 	Orphaned bool `json:"orphaned,omitempty"`
+	// ReadyBy says how readiness was judged: sd_notify READY=1,
+	// gateway_state.json, gateway.pid, or the ready timeout.
+	ReadyBy string `json:"ready_by,omitempty"`
+	// Status is the gateway's own last STATUS= line.
+	Status string `json:"status,omitempty"`
+	// Watchdog is set when hang detection is on.
+	Watchdog *WatchdogStatus `json:"watchdog,omitempty"`
+	// NotifyIgnored counts sd_notify datagrams from outside the gateway's tree.
+	NotifyIgnored int `json:"notify_ignored,omitempty"`
 }
 
 // Identity returns the child's process identity.
@@ -110,7 +119,20 @@ func (s *Status) WriteText(w io.Writer, now time.Time) error {
 		if c.Adopted {
 			b.WriteString(", left by a previous supervisor")
 		}
+		if c.ReadyBy != "" && !c.Orphaned {
+			// An orphan's readiness was judged by the supervisor that died.
+			fmt.Fprintf(&b, ", ready by %s", c.ReadyBy)
+		}
 		b.WriteByte('\n')
+		if c.Status != "" {
+			fmt.Fprintf(&b, "gateway says: %s\n", c.Status)
+		}
+		if w := c.Watchdog; w != nil {
+			writeWatchdog(&b, w, now)
+		}
+		if c.NotifyIgnored > 0 {
+			fmt.Fprintf(&b, "notify:     %d datagrams from outside the gateway's tree ignored\n", c.NotifyIgnored)
+		}
 	} else {
 		b.WriteString("gateway:    not running\n")
 	}
@@ -178,4 +200,24 @@ func writeStatusFile(path string, s *Status) error {
 	}
 	// 0644: status must answer for any user that may read the home.
 	return lockstore.WriteFileAtomic(path, append(b, '\n'), 0o644)
+}
+
+func writeWatchdog(b *strings.Builder, w *WatchdogStatus, now time.Time) {
+	b.WriteString("watchdog:   ")
+	switch {
+	case w.Interval > 0 && w.Armed && w.LastKeepAlive != nil:
+		fmt.Fprintf(b, "keep-alive every %s, last %s ago", time.Duration(w.Interval), now.Sub(*w.LastKeepAlive).Round(time.Millisecond))
+	case w.Interval > 0:
+		fmt.Fprintf(b, "keep-alive every %s, not armed (the gateway has sent no READY=1 or WATCHDOG=1)", time.Duration(w.Interval))
+	default:
+		b.WriteString("no sd_notify keep-alive")
+	}
+	if w.HangAfter > 0 {
+		seen := "not seen yet"
+		if w.HeartbeatSeen {
+			seen = "seen"
+		}
+		fmt.Fprintf(b, "; heartbeat older than %s is a hang (%s)", time.Duration(w.HangAfter), seen)
+	}
+	b.WriteByte('\n')
 }

@@ -54,6 +54,7 @@ type Supervisor struct {
 	restart      bool    // start again once stopped
 	waiters      []reply // answered once the pending stop/restart completes
 	timers       loopTimers
+	wd           watchdog
 }
 
 type loopTimers struct {
@@ -124,6 +125,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	loopCtx, cancelWaits := context.WithCancel(context.Background())
 	defer cancelWaits()
 	s.begin(loopCtx)
+	s.feedOwn()
 	done := ctx.Done()
 	for {
 		select {
@@ -146,6 +148,12 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		case <-timerC(s.timers.ready):
 			s.timers.ready = nil
 			s.checkReady()
+		case <-timerC(s.wd.check):
+			s.checkHang()
+		case <-timerC(s.wd.kill):
+			s.killHung()
+		case <-timerC(s.wd.own):
+			s.feedOwn()
 		}
 		if s.shutdown && s.run == nil {
 			s.answer(Response{OK: true, Status: s.snapshot()})
@@ -187,6 +195,12 @@ func (s *Supervisor) handle(ctx context.Context, ev event) {
 		s.exited(ctx, ev.exit)
 	case command:
 		s.command(ctx, ev)
+	case notifyEvent:
+		s.onNotify(ev)
+	case notifyRejected:
+		s.onRejected(ev)
+	case keepAliveMissed:
+		s.onMissed(ev)
 	}
 }
 
@@ -428,8 +442,10 @@ func (s *Supervisor) start(ctx context.Context) {
 	}
 	cfg := s.cfg
 	cfg.Env = append(slices.Clip(cfg.Env), EnvNonce+"="+s.nonce)
+	cfg.Env = append(cfg.Env, s.openWatch()...)
 	st, err := startChild(&cfg, s.self, s.log, s.clock)
 	if err != nil {
+		s.closeWatch(nil)
 		e := Exit{Code: -1, StartError: err.Error(), At: s.clock.Now()}
 		if fix, ok := neverStarts(err); ok && !s.hadChild {
 			// Waiting cannot help a command that does not exist or may not
@@ -456,7 +472,8 @@ func (s *Supervisor) start(ctx context.Context) {
 	s.child = &Child{PID: id.PID, StartTime: id.StartTime, Argv: id.Argv, StartedAt: st.begun, NonceHash: s.hashed}
 	s.run = st
 	s.watch(ctx, st)
-	s.transition(Starting, "gateway started, waiting for its pid file")
+	s.watchStarted(st, id.PID)
+	s.transition(Starting, "gateway started, waiting for it to be ready")
 	s.timers.readyPoll = 5 * time.Millisecond
 	s.timers.ready = s.clock.NewTimer(s.timers.readyPoll)
 	s.restart = false
@@ -489,28 +506,24 @@ func (s *Supervisor) watch(ctx context.Context, r runner) {
 	}()
 }
 
-// checkReady polls, with doubling intervals, for the pid file naming our
-// child; polling stops as soon as it is found, so a healthy gateway costs
-// nothing.
+// checkReady polls, with doubling intervals, for the gateway's own word
+// that it is ready (see judgeReady); polling stops once it is, so a
+// healthy gateway costs nothing.
 func (s *Supervisor) checkReady() {
 	if s.child == nil || s.state != Starting {
 		return
 	}
-	rec, err := lockstore.ReadRecord(s.cfg.Layout.PIDFile())
-	ready := err == nil && rec.PID == s.child.PID
-	timedOut := s.clock.Now().Sub(s.child.StartedAt) >= s.cfg.ReadyTimeout
+	ready, by := s.judgeReady()
+	timedOut := !s.clock.Now().Before(s.readyDeadline())
 	if !ready && !timedOut {
 		s.timers.readyPoll = min(2*s.timers.readyPoll, 500*time.Millisecond)
 		s.timers.ready = s.clock.NewTimer(s.timers.readyPoll)
 		return
 	}
-	s.child.Ready = ready
-	reason := "gateway wrote its pid file"
 	if !ready {
-		reason = fmt.Sprintf("no gateway.pid after %s; treating the gateway as running", s.cfg.ReadyTimeout)
+		by = ""
 	}
-	s.transition(Running, reason)
-	s.notify("READY=1")
+	s.markReady(by)
 }
 
 func (s *Supervisor) exited(ctx context.Context, e Exit) {
@@ -518,6 +531,7 @@ func (s *Supervisor) exited(ctx context.Context, e Exit) {
 	s.stopTimer(&s.timers.kill)
 	s.stopTimer(&s.timers.ready)
 	run := s.run
+	s.closeWatch(&e)
 	s.run, s.child = nil, nil
 	s.lastExit = &e
 	s.log.Info("gateway exited", zap.Int("pid", child.PID), zap.Stringer("exit", e),
@@ -525,7 +539,9 @@ func (s *Supervisor) exited(ctx context.Context, e Exit) {
 	if o, ok := run.(*orphan); !ok || !o.isAbandoned() {
 		s.release(ctx, child)
 	}
-	if s.state == Stopping {
+	// A hung gateway was taken down without a stop request: its exit is a
+	// failure for the restart policy.
+	if s.state == Stopping && (s.shutdown || s.restart) {
 		switch {
 		case s.shutdown:
 			s.transition(Stopped, "stopped on request")
@@ -614,6 +630,7 @@ func (s *Supervisor) stopChild(reason string) {
 		s.log.Warn("terminate gateway", zap.Error(err))
 	}
 	s.timers.kill = s.clock.NewTimer(s.cfg.StopTimeout)
+	s.wd.stopBy = s.clock.Now().Add(s.cfg.StopTimeout)
 }
 
 func (s *Supervisor) stopTimer(t *Timer) {
@@ -677,6 +694,7 @@ func (s *Supervisor) snapshot() *Status {
 	if s.child != nil {
 		c := *s.child
 		c.Argv = slices.Clone(c.Argv)
+		s.describeWatch(&c)
 		st.Child = &c
 	}
 	return st

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -35,6 +36,8 @@ type runFlags struct {
 	readyTimeout time.Duration
 	ctlTimeout   time.Duration
 	policy       supervisor.Policy
+	watchdog     time.Duration
+	hangAfter    time.Duration
 }
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -64,6 +67,8 @@ HERMES_GATEWAY_MAX_STARTS=0 unless the config file's "env" sets them.`,
 	fl.StringSliceVar(&f.controlUsers, "control-user", nil, "Windows: a SID that may also use the control pipe (the user who installed the service)")
 	fl.DurationVar(&f.stopTimeout, "stop-timeout", supervisor.DefaultStopTimeout, "how long a stop waits before killing the gateway's process tree")
 	fl.DurationVar(&f.readyTimeout, "ready-timeout", supervisor.DefaultReadyTimeout, "how long a gateway may run without writing gateway.pid before it counts as running")
+	fl.DurationVar(&f.watchdog, "watchdog", 0, "the gateway's sd_notify keep-alive deadline (WATCHDOG_USEC), overriding Hermes' gateway.systemd_watchdog_seconds; 0 turns it off")
+	fl.DurationVar(&f.hangAfter, "hang-after", 0, "take the gateway down when Hermes' state/gateway.heartbeat naming it is older than this (for Windows; 0: off)")
 	fl.DurationVar(&f.ctlTimeout, "control-timeout", supervisor.DefaultRequestTimeout, "how long a client of the control endpoint may take to send its request before it is dropped")
 	fl.DurationVar(&f.policy.InitialBackoff, "initial-backoff", f.policy.InitialBackoff, "delay before the second restart of a failure streak (the first is immediate)")
 	fl.DurationVar(&f.policy.MaxBackoff, "max-backoff", f.policy.MaxBackoff, "longest delay between restarts")
@@ -116,6 +121,10 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 		}
 	}
 	cfg.Policy, cfg.StopTimeout, cfg.ReadyTimeout, cfg.RequestTimeout = f.policy, f.stopTimeout, f.readyTimeout, f.ctlTimeout
+	if cfg.Watchdog, cfg.HangAfter, err = hangSettings(fl.Changed("watchdog"), f); err != nil {
+		return err
+	}
+	cfg.OwnWatchdog = ownWatchdog(os.Getenv, os.Getpid())
 	cfg.Notify, cfg.OnTransition = serviceNotifier(log)
 	if cfg.Command, err = gatewayCommand(g, f, args, log); err != nil {
 		return err
@@ -178,7 +187,43 @@ func serviceNotifier(log *zap.Logger) (func(string), func(*supervisor.Status)) {
 			log.Warn("cannot tell the service manager our state", zap.Error(err))
 		}
 	}
-	return notify, func(st *supervisor.Status) { notify("STATUS=" + string(st.State) + ": " + st.Reason) }
+	return notify, func(st *supervisor.Status) {
+		line := "STATUS=" + string(st.State) + ": " + st.Reason
+		if st.Child != nil && st.Child.Status != "" {
+			line += "; gateway: " + st.Child.Status
+		}
+		notify(line)
+	}
+}
+
+// hangSettings turns --watchdog and --hang-after (or the config file's
+// watchdog and hang_after) into the supervisor's settings.
+func hangSettings(watchdogSet bool, f *runFlags) (watchdog, hangAfter time.Duration, err error) {
+	switch {
+	case f.watchdog < 0:
+		return 0, 0, fmt.Errorf("--watchdog (config key watchdog) must not be negative, got %s: pass a deadline such as 60s, or 0 to turn it off", f.watchdog)
+	case f.hangAfter < 0:
+		return 0, 0, fmt.Errorf("--hang-after (config key hang_after) must not be negative, got %s: pass a duration such as 120s, or 0 to turn it off", f.hangAfter)
+	case watchdogSet && f.watchdog == 0:
+		watchdog = supervisor.WatchdogOff
+	case watchdogSet:
+		watchdog = f.watchdog
+	}
+	return watchdog, f.hangAfter, nil
+}
+
+// ownWatchdog is how often to send WATCHDOG=1 to the service manager that
+// started us, when it set WATCHDOG_USEC for us (our unit's WatchdogSec=):
+// half the deadline, as sd_watchdog_enabled advises.
+func ownWatchdog(getenv func(string) string, pid int) time.Duration {
+	usec, err := strconv.ParseInt(getenv("WATCHDOG_USEC"), 10, 64)
+	if err != nil || usec <= 0 {
+		return 0
+	}
+	if p := getenv("WATCHDOG_PID"); p != "" && p != strconv.Itoa(pid) {
+		return 0
+	}
+	return time.Duration(usec) * time.Microsecond / 2
 }
 
 func gatewayCommand(g *globals, f *runFlags, args []string, log *zap.Logger) ([]string, error) {

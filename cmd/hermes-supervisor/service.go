@@ -22,6 +22,7 @@ import (
 type serviceFlags struct {
 	user, system, dryRun, migrate, demo bool
 	stopTimeout, wait                   time.Duration
+	watchdog                            time.Duration
 }
 
 // defaultWait is how long install and start wait for the service to run:
@@ -39,6 +40,7 @@ func (f *serviceFlags) register(cmd *cobra.Command, install, wait bool) {
 		fl.BoolVar(&f.migrate, "migrate", false, "also stop and disable Hermes' own gateway unit or agent for this user")
 		fl.BoolVar(&f.demo, "demo", false, "have the service supervise the built-in demo gateway (to try it out)")
 		fl.DurationVar(&f.stopTimeout, "stop-timeout", supervisor.DefaultStopTimeout, "the supervisor's stop timeout; the service manager waits 15 s longer before it kills")
+		fl.DurationVar(&f.watchdog, "watchdog", 0, "systemd: WatchdogSec= of our unit; the supervisor pings from its state machine and a stuck one is restarted (0: none)")
 	}
 	if wait {
 		fl.DurationVar(&f.wait, "wait", defaultWait, "how long to wait for the service to be running (systemd: active after READY); 0 does not wait")
@@ -258,7 +260,10 @@ func serviceConfig(ctx context.Context, g *globals, f *serviceFlags) (*globals, 
 		exe = resolved
 	}
 	c := service.Config{Exe: exe, Home: layout.Home, LockDir: layout.LockDir, System: f.system,
-		StopTimeout: f.stopTimeout, UID: os.Getuid(), Path: sg.getenv("PATH"), Demo: f.demo, Wait: f.wait}
+		StopTimeout: f.stopTimeout, UID: os.Getuid(), Path: sg.getenv("PATH"), Demo: f.demo, Wait: f.wait, Watchdog: f.watchdog}
+	if f.watchdog < 0 {
+		return nil, service.Config{}, fmt.Errorf("--watchdog must not be negative, got %s: pass a deadline such as 30s, or 0 for none", f.watchdog)
+	}
 	if c.StopTimeout <= 0 {
 		c.StopTimeout = supervisor.DefaultStopTimeout
 	}

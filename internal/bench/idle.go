@@ -74,7 +74,8 @@ func statusFields(path string) (map[string]int, error) {
 	return m, sc.Err()
 }
 
-func idleCost(ctx context.Context, c config) (idleResult, error) {
+// idleCost watches `run --demo` with args added, once it is healthy.
+func idleCost(ctx context.Context, c config, args ...string) (idleResult, error) {
 	res := idleResult{window: c.idle}
 	root, err := os.MkdirTemp("", "hsbench-idle")
 	if err != nil {
@@ -82,7 +83,7 @@ func idleCost(ctx context.Context, c config) (idleResult, error) {
 	}
 	defer os.RemoveAll(root)
 	l := lockstore.Layout{Home: filepath.Join(root, "home"), LockDir: filepath.Join(root, "locks")}
-	cmd := exec.Command(c.supervisor, "run", "--demo", "--home", l.Home, "--lock-dir", l.LockDir)
+	cmd := exec.Command(c.supervisor, append([]string{"run", "--demo", "--home", l.Home, "--lock-dir", l.LockDir}, args...)...)
 	logf, err := os.Create(filepath.Join(root, "sup.log"))
 	if err != nil {
 		return res, err

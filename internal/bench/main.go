@@ -32,6 +32,8 @@ type config struct {
 	sweepSizes []int
 	powerRuns  int
 	goBench    bool
+	hangs      int    // hang-detection samples
+	only       string // run one part and print its section
 }
 
 func main() {
@@ -50,6 +52,8 @@ func main() {
 	flag.DurationVar(&c.idle, "idle", 60*time.Second, "how long to watch an idle supervisor")
 	flag.IntVar(&c.powerRuns, "power-runs", 10, "power-loss recoveries to time")
 	flag.BoolVar(&c.goBench, "go-bench", true, "run the Go micro-benchmarks too")
+	flag.IntVar(&c.hangs, "hangs", 10, "hangs to catch for hang detection")
+	flag.StringVar(&c.only, "only", "", "run only this part (hang) and print its section of benchmarks.md")
 	flag.Parse()
 	c.sweepSizes = []int{10, 100, 1000, 10000}
 	var err error
@@ -61,6 +65,14 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if c.only == "hang" {
+		h, err := hangCost(ctx, c, c.hangs)
+		if err != nil {
+			fail(err)
+		}
+		fmt.Print(h.markdown())
+		return
+	}
 	r, err := run(ctx, c)
 	if err != nil {
 		fail(err)
@@ -119,6 +131,12 @@ func run(ctx context.Context, c config) (*report, error) {
 	}
 	if err := step("idle cost", func() error {
 		r.idle, err = idleCost(ctx, c)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := step("hang detection", func() error {
+		r.hang, err = hangCost(ctx, c, c.hangs)
 		return err
 	}); err != nil {
 		return nil, err

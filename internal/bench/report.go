@@ -20,6 +20,7 @@ type report struct {
 	sweep   []sweepResult
 	power   powerResult
 	idle    idleResult
+	hang    hangResult
 	goBench string
 }
 
@@ -141,6 +142,7 @@ func (r *report) write(dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "sweep-cost.svg"), []byte(r.sweepSVG()), 0o644); err != nil {
 		return err
 	}
+	b.WriteString(r.hang.markdown())
 	return os.WriteFile(filepath.Join(dir, "benchmarks.md"), []byte(b.String()), 0o644)
 }
 

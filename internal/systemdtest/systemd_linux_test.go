@@ -159,7 +159,7 @@ systemctl daemon-reload && systemctl enable --now hermes-gateway.service`)
 	if stamped := regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT`).FindString(out); stamped != "" {
 		t.Errorf("our journal lines carry a timestamp of their own:\n%s", out)
 	}
-	if out := m.must("journalctl", "--no-pager", "-o", "cat", "-u", unit, "TO=running"); !strings.Contains(out, "gateway wrote its pid file") {
+	if out := m.must("journalctl", "--no-pager", "-o", "cat", "-u", unit, "TO=running"); !strings.Contains(out, "gateway is ready") {
 		t.Errorf("journalctl TO=running finds no transition to running:\n%s", out)
 	}
 

@@ -52,6 +52,9 @@ type Config struct {
 	// Wait is how long install, start and restart wait for the service to
 	// be really running (systemd: active after READY); 0 does not wait.
 	Wait time.Duration
+	// Watchdog, when positive, is the systemd unit's WatchdogSec=: the
+	// supervisor's state machine must ping within it or be restarted.
+	Watchdog time.Duration
 }
 
 // Validate reports the first setting a service cannot be built from.

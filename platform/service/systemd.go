@@ -75,6 +75,9 @@ func (Systemd) Unit(c Config) []byte {
 	b.WriteString("KillMode=mixed\n")
 	b.WriteString("TimeoutStartSec=infinity\n")
 	fmt.Fprintf(&b, "TimeoutStopSec=%d\n", int((c.StopTimeout+stopGrace).Seconds()+0.999))
+	if c.Watchdog > 0 {
+		fmt.Fprintf(&b, "WatchdogSec=%dms\n", max(1, c.Watchdog.Milliseconds()))
+	}
 	b.WriteString("\n[Install]\n")
 	if c.System {
 		b.WriteString("WantedBy=multi-user.target\n")

@@ -1,0 +1,194 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"go.uber.org/zap"
+
+	"github.com/hermes-agent/hermes-supervisor/platform"
+)
+
+// maxNotify bounds one sd_notify datagram. Hermes' longest is under 100
+// bytes; systemd's own limit is far larger, but nothing we honour needs it.
+const maxNotify = 4096
+
+// notifyMsg is one sd_notify datagram, reduced to the fields we honour.
+// Unknown fields are dropped, as systemd drops them.
+type notifyMsg struct {
+	ready, stopping bool
+	ping, trigger   bool // WATCHDOG=1, WATCHDOG=trigger
+	status          *string
+	interval        *time.Duration // WATCHDOG_USEC=
+	extend          *time.Duration // EXTEND_TIMEOUT_USEC=
+}
+
+// parseNotify reads newline-separated KEY=VALUE assignments. A message
+// that is not text, or has a line without "=", or a number that is not
+// one, is malformed as a whole: a sender that garbles one field may have
+// garbled the rest.
+func parseNotify(b []byte) (notifyMsg, error) {
+	var m notifyMsg
+	if len(b) > maxNotify {
+		return m, fmt.Errorf("%d bytes, more than %d", len(b), maxNotify)
+	}
+	if !utf8.Valid(b) || strings.ContainsRune(string(b), 0) {
+		return m, errors.New("not text")
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if line == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || k == "" {
+			return m, fmt.Errorf("line %q is not KEY=VALUE", truncate(line, 40))
+		}
+		switch k {
+		case "READY":
+			m.ready = v == "1"
+		case "STOPPING":
+			m.stopping = v == "1"
+		case "STATUS":
+			s := v
+			m.status = &s
+		case "WATCHDOG":
+			switch v {
+			case "1":
+				m.ping = true
+			case "trigger":
+				m.trigger = true
+			}
+		case "WATCHDOG_USEC", "EXTEND_TIMEOUT_USEC":
+			us, err := strconv.ParseUint(v, 10, 63)
+			if err != nil || us > uint64(time.Duration(1<<63-1)/time.Microsecond) {
+				return m, fmt.Errorf("%s=%q is not a number of microseconds", k, truncate(v, 24))
+			}
+			d := time.Duration(us) * time.Microsecond
+			if k == "WATCHDOG_USEC" {
+				m.interval = &d
+			} else {
+				m.extend = &d
+			}
+		}
+	}
+	return m, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+// notifyEvent is a well-formed datagram from the gateway's tree.
+type notifyEvent struct {
+	run runner
+	msg notifyMsg
+}
+
+// notifyRejected is a datagram from a process outside the gateway's tree.
+type notifyRejected struct {
+	run runner
+	pid int
+}
+
+func (notifyEvent) isEvent()    {}
+func (notifyRejected) isEvent() {}
+
+// keepAlives is shared by one start's reader and the Run goroutine. Once
+// the watchdog is armed, a bare WATCHDOG=1 (twice per deadline, for the
+// gateway's whole life) is recorded here rather than sent as an event to
+// a goroutine that keeps a timer: the deadline is the socket's read
+// deadline, in the poller the reader waits in anyway.
+type keepAlives struct {
+	armed    atomic.Bool
+	interval atomic.Int64 // the deadline, as a time.Duration
+	last     atomic.Int64 // UnixNano of the last bare WATCHDOG=1
+}
+
+// keepAliveMissed reports that the socket's read deadline passed: the Run
+// goroutine decides whether the gateway hung.
+type keepAliveMissed struct{ run runner }
+
+func (keepAliveMissed) isEvent() {}
+
+func (m notifyMsg) bareKeepAlive() bool {
+	return m.ping && !m.ready && !m.stopping && !m.trigger && m.status == nil && m.interval == nil && m.extend == nil
+}
+
+// readNotify forwards the datagrams of one gateway start to the Run
+// goroutine until the listener is closed or stop is. It runs on its own
+// goroutine and touches no supervisor state but ka.
+func readNotify(l *platform.NotifyListener, run runner, root int, events chan<- event, stop <-chan struct{}, ka *keepAlives, now func() time.Time, log *zap.Logger) {
+	buf := make([]byte, maxNotify+1)
+	send := func(ev event) bool {
+		select {
+		case events <- ev:
+			return true
+		case <-stop:
+			return false
+		}
+	}
+	for {
+		d, err := l.Receive(buf)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			// Keep-alives do not move the deadline, which would cost a
+			// timer change each; it is moved here, once it passes.
+			if last, iv := ka.last.Load(), time.Duration(ka.interval.Load()); ka.armed.Load() && last != 0 {
+				if next := time.Unix(0, last).Add(iv); next.After(now()) {
+					_ = l.SetDeadline(next)
+					continue
+				}
+			}
+			// Cleared before the event, so that the Run goroutine's
+			// answer (a new deadline, or none) is the last word.
+			_ = l.SetDeadline(time.Time{})
+			if !send(keepAliveMissed{run: run}) {
+				return
+			}
+			continue
+		}
+		if err != nil {
+			return
+		}
+		if d.PID != 0 && !inTree(d.PID, root) {
+			if !send(notifyRejected{run: run, pid: d.PID}) {
+				return
+			}
+			continue
+		}
+		if d.Truncated || d.N > maxNotify {
+			log.Debug("ignoring an oversized sd_notify datagram", zap.Int("sender_pid", d.PID), zap.Int("limit", maxNotify))
+			continue
+		}
+		m, err := parseNotify(buf[:d.N])
+		if err != nil {
+			log.Debug("ignoring a malformed sd_notify datagram", zap.Int("sender_pid", d.PID), zap.Error(err))
+			continue
+		}
+		if m.bareKeepAlive() && ka.armed.Load() {
+			ka.last.Store(now().UnixNano())
+			continue
+		}
+		if !send(notifyEvent{run: run, msg: m}) {
+			return
+		}
+	}
+}
+
+// inTree reports whether pid is the gateway (root) or in its process
+// group: every helper the gateway starts stays in the group it leads.
+func inTree(pid, root int) bool {
+	if pid == root {
+		return true
+	}
+	pg, err := platform.ProcessGroup(pid)
+	return err == nil && pg == root
+}

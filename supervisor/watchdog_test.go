@@ -1,0 +1,144 @@
+package supervisor
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
+)
+
+func TestParseNotify(t *testing.T) {
+	d := func(v time.Duration) *time.Duration { return &v }
+	s := func(v string) *string { return &v }
+	for _, tc := range []struct {
+		name string
+		in   string
+		want notifyMsg
+		bad  bool
+	}{
+		{name: "hermes ready", in: "READY=1\nSTATUS=Hermes Gateway running", want: notifyMsg{ready: true, status: s("Hermes Gateway running")}},
+		{name: "keep-alive", in: "WATCHDOG=1", want: notifyMsg{ping: true}},
+		{name: "degraded", in: "WATCHDOG=1\nSTATUS=watchdog degraded: event loop progress was late\n", want: notifyMsg{ping: true, status: s("watchdog degraded: event loop progress was late")}},
+		{name: "trigger", in: "WATCHDOG=trigger", want: notifyMsg{trigger: true}},
+		{name: "interval", in: "WATCHDOG_USEC=2500000", want: notifyMsg{interval: d(2500 * time.Millisecond)}},
+		{name: "extend", in: "EXTEND_TIMEOUT_USEC=1000000", want: notifyMsg{extend: d(time.Second)}},
+		{name: "stopping", in: "STOPPING=1", want: notifyMsg{stopping: true}},
+		{name: "unknown fields ignored", in: "MAINPID=4242\nERRNO=2\nFDSTORE=1", want: notifyMsg{}},
+		{name: "READY=0 is not ready", in: "READY=0", want: notifyMsg{}},
+		{name: "empty status", in: "STATUS=", want: notifyMsg{status: s("")}},
+		{name: "empty", in: "", want: notifyMsg{}},
+		{name: "no equals", in: "READY=1\nREADY", bad: true},
+		{name: "empty key", in: "=1", bad: true},
+		{name: "not utf-8", in: "STATUS=\xff", bad: true},
+		{name: "nul", in: "READY=1\x00", bad: true},
+		{name: "bad number", in: "WATCHDOG_USEC=soon", bad: true},
+		{name: "negative number", in: "WATCHDOG_USEC=-1", bad: true},
+		{name: "overflowing number", in: "EXTEND_TIMEOUT_USEC=99999999999999999999", bad: true},
+		{name: "oversized", in: "STATUS=" + strings.Repeat("x", maxNotify), bad: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseNotify([]byte(tc.in))
+			if tc.bad {
+				if err == nil {
+					t.Fatalf("parsed %q as %+v; want an error", tc.in, got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.ready != tc.want.ready || got.stopping != tc.want.stopping || got.ping != tc.want.ping || got.trigger != tc.want.trigger ||
+				!eqPtr(got.status, tc.want.status) || !eqPtr(got.interval, tc.want.interval) || !eqPtr(got.extend, tc.want.extend) {
+				t.Fatalf("parseNotify(%q) = %+v, want %+v", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func eqPtr[T comparable](a, b *T) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+
+func TestHermesWatchdog(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		want       time.Duration
+		bad        bool
+	}{
+		{name: "set", yaml: "gateway:\n  systemd_watchdog_seconds: 120\n", want: 120 * time.Second},
+		{name: "fraction", yaml: "gateway:\n  systemd_watchdog_seconds: 1.5\n", want: 1500 * time.Millisecond},
+		{name: "quoted", yaml: "gateway:\n  systemd_watchdog_seconds: \"30\"\n", want: 30 * time.Second},
+		{name: "zero", yaml: "gateway:\n  systemd_watchdog_seconds: 0\n"},
+		{name: "negative", yaml: "gateway:\n  systemd_watchdog_seconds: -5\n"},
+		{name: "absent key", yaml: "gateway:\n  other: 1\nmodel:\n  default: x\n"},
+		{name: "null", yaml: "gateway:\n  systemd_watchdog_seconds:\n"},
+		{name: "empty file", yaml: ""},
+		{name: "other keys of any shape", yaml: "terminal: {cwd: /x}\nlist: [1, 2]\ngateway:\n  systemd_watchdog_seconds: 60\n", want: time.Minute},
+		{name: "not a number", yaml: "gateway:\n  systemd_watchdog_seconds: soon\n", bad: true},
+		{name: "a list", yaml: "gateway:\n  systemd_watchdog_seconds: [1]\n", bad: true},
+		{name: "broken yaml", yaml: "gateway: [\n", bad: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := testdir.New(t)
+			if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(tc.yaml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			got, err := hermesWatchdog(home)
+			if tc.bad != (err != nil) || got != tc.want {
+				t.Fatalf("got %s, %v; want %s, error %v", got, err, tc.want, tc.bad)
+			}
+		})
+	}
+	t.Run("missing", func(t *testing.T) {
+		if _, err := hermesWatchdog(testdir.New(t)); err == nil {
+			t.Fatal("a missing config.yaml must be reported")
+		}
+	})
+}
+
+func TestReadHeartbeat(t *testing.T) {
+	at := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name, body string
+		bad        bool
+	}{
+		{name: "epoch", body: `{"pid": 4242, "updated_at": 1795420800.0, "start_time": 1.0, "mem": 1}`},
+		{name: "iso", body: `{"pid": 4242, "updated_at": "2026-11-23T08:00:00+00:00"}`},
+		{name: "epoch string", body: `{"pid": 4242, "updated_at": "1795420800"}`},
+		{name: "no pid", body: `{"updated_at": 1795420800.0}`, bad: true},
+		{name: "no time", body: `{"pid": 4242}`, bad: true},
+		{name: "bad time", body: `{"pid": 4242, "updated_at": "yesterday"}`, bad: true},
+		{name: "garbage", body: `{"pid"`, bad: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := testdir.New(t)
+			if err := os.MkdirAll(filepath.Join(home, "state"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(heartbeatPath(home), []byte(tc.body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			hb, err := readHeartbeat(home)
+			if tc.bad {
+				if err == nil {
+					t.Fatalf("read %+v; want an error", hb)
+				}
+				return
+			}
+			if err != nil || hb.PID != 4242 || !hb.UpdatedAt.Equal(at) {
+				t.Fatalf("got %+v, %v", hb, err)
+			}
+		})
+	}
+}
+
+func TestExitReasonCountsAsFailure(t *testing.T) {
+	p := DefaultPolicy()
+	var h History
+	e := Exit{Code: 0, Reason: ReasonWatchdog, Uptime: time.Hour, At: time.Now()}
+	d := p.Decide(&h, e, func() float64 { return 0.5 })
+	if h.Streak != 1 || d.Verdict != Restart || !strings.HasPrefix(d.Reason, ReasonWatchdog) {
+		t.Fatalf("decision %+v, streak %d", d, h.Streak)
+	}
+}

@@ -1,0 +1,183 @@
+//go:build unix
+
+package supervisor
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/lockstore"
+)
+
+// hermesChild runs testdata/hermes_notify.py, a Hermes-shaped gateway in
+// standard-library Python, in mode.
+func hermesChild(t *testing.T, mode ...string) func(*Config) {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed")
+	}
+	script, err := filepath.Abs(filepath.Join("testdata", "hermes_notify.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(c *Config) { c.Command = append([]string{py, script}, mode...) }
+}
+
+func both(fs ...func(*Config)) func(*Config) {
+	return func(c *Config) {
+		for _, f := range fs {
+			f(c)
+		}
+	}
+}
+
+func watchdogOf(d time.Duration) func(*Config) { return func(c *Config) { c.Watchdog = d } }
+
+func armed(s *Status) bool {
+	return s.State == Running && s.Child != nil && s.Child.Watchdog != nil && s.Child.Watchdog.Armed
+}
+
+// waitHangRestart waits for the gateway that was pid to be taken down as
+// hung and a new one to be ready, and returns the new status.
+func (h *harness) waitHangRestart(pid int) *Status {
+	h.t.Helper()
+	st := h.waitFor("a new gateway after the hang", func(s *Status) bool {
+		return s.State == Running && s.Child != nil && s.Child.Ready && s.Child.PID != pid && s.LastExit != nil
+	})
+	if st.LastExit.Reason != ReasonWatchdog || st.Restarts != 1 {
+		h.t.Fatalf("last exit %+v, restarts %d; want reason %q and one restart", st.LastExit, st.Restarts, ReasonWatchdog)
+	}
+	return st
+}
+
+func TestHermesChildReadyThroughNotify(t *testing.T) {
+	h := startHarnessWith(t, both(hermesChild(t, "hermes"), watchdogOf(time.Hour)))
+	st := h.waitFor("a ready gateway and its STATUS=", func(s *Status) bool {
+		return s.State == Running && s.Child != nil && s.Child.Ready && s.Child.Status == "Hermes Gateway running"
+	})
+	if by := st.Child.ReadyBy; by != "sd_notify READY=1" && by != "gateway_state.json says running" {
+		t.Fatalf("ready by %q", by)
+	}
+	if w := st.Child.Watchdog; w == nil || time.Duration(w.Interval) != time.Hour {
+		t.Fatalf("watchdog %+v", w)
+	}
+	// A planned stop: Hermes says STOPPING=1 and exits 0, which is no hang.
+	r := h.sup.Do(t.Context(), "stop")
+	if !r.OK || r.Status.LastExit == nil || r.Status.LastExit.Code != 0 || r.Status.LastExit.Reason != "" {
+		t.Fatalf("stop: %+v, last exit %+v", r, r.Status.LastExit)
+	}
+}
+
+func TestHungGatewayIsReplaced(t *testing.T) {
+	h := startHarnessWith(t, both(hermesChild(t, "hang"), watchdogOf(time.Second)))
+	st := h.waitFor("an armed watchdog", armed)
+	next := h.waitHangRestart(st.Child.PID)
+	if !strings.HasPrefix(next.LastExit.String(), ReasonWatchdog) {
+		t.Fatalf("exit described as %q", next.LastExit)
+	}
+}
+
+func TestDemoGatewayHangDumpsStacks(t *testing.T) {
+	h := startHarnessWith(t, watchdogOf(time.Second), "-hang-after", "1500ms")
+	st := h.waitFor("an armed watchdog", armed)
+	h.waitHangRestart(st.Child.PID)
+	// The demo stands in for faulthandler: SIGUSR2 reached it before the kill.
+	b, err := os.ReadFile(filepath.Join(h.layout.Home, "logs", "gateway_faulthandler.log"))
+	if err != nil || !strings.Contains(string(b), "stack dump requested") {
+		t.Fatalf("no stack dump: %q, %v", b, err)
+	}
+}
+
+func TestStoppedGatewayIsReplaced(t *testing.T) {
+	h := startHarnessWith(t, watchdogOf(time.Second))
+	st := h.waitFor("an armed watchdog", armed)
+	if err := syscall.Kill(st.Child.PID, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	h.waitHangRestart(st.Child.PID)
+}
+
+func TestWatchdogTrigger(t *testing.T) {
+	h := startHarnessWith(t, both(hermesChild(t, "trigger"), watchdogOf(time.Hour)))
+	st := h.waitFor("an armed watchdog", armed)
+	h.waitFor("the trigger", func(s *Status) bool {
+		return s.State == Stopping && strings.Contains(s.Reason, "WATCHDOG=trigger")
+	})
+	h.waitHangRestart(st.Child.PID)
+}
+
+func TestIntervalChangeFromTheGateway(t *testing.T) {
+	// Only the gateway's own WATCHDOG_USEC=300000 can catch it within an hour.
+	h := startHarnessWith(t, both(hermesChild(t, "interval"), watchdogOf(time.Hour)))
+	st := h.waitFor("an armed watchdog", armed)
+	h.waitHangRestart(st.Child.PID)
+}
+
+func TestSilentGatewayIsNeverKilled(t *testing.T) {
+	// It never speaks the protocol, so the watchdog never arms; it outlives
+	// many deadlines and exits on its own.
+	h := startHarnessWith(t, both(hermesChild(t, "silent", "2"), watchdogOf(100*time.Millisecond),
+		func(c *Config) { c.ReadyTimeout = 100 * time.Millisecond }))
+	st := h.waitFor("the gateway's own exit", func(s *Status) bool { return s.LastExit != nil })
+	if e := st.LastExit; e.Code != 3 || e.Reason != "" || e.Signal != "" {
+		t.Fatalf("last exit %+v: the silent gateway was killed", e)
+	}
+}
+
+func TestGarbageDatagramsAreIgnored(t *testing.T) {
+	h := startHarnessWith(t, both(hermesChild(t, "garbage"), watchdogOf(time.Hour)))
+	st := h.waitFor("the status after the garbage", func(s *Status) bool {
+		if s.Child != nil && (s.Child.Status == "garbage" || s.Child.Status == "oversized") {
+			t.Fatalf("a malformed datagram was believed: %q", s.Child.Status)
+		}
+		return s.Child != nil && s.Child.Status == "after garbage"
+	})
+	if w := st.Child.Watchdog; w == nil || time.Duration(w.Interval) != time.Hour {
+		t.Fatalf("a malformed WATCHDOG_USEC changed the deadline: %+v", w)
+	}
+}
+
+func TestWatchdogOffByDefault(t *testing.T) {
+	// No Hermes config: no WATCHDOG_USEC, so Hermes sends nothing and the
+	// gateway is ready by its state file.
+	h := startHarnessWith(t, hermesChild(t, "hermes"))
+	st := h.waitReady()
+	if st.Child.ReadyBy != "gateway_state.json says running" || st.Child.Watchdog != nil {
+		t.Fatalf("ready by %q, watchdog %+v", st.Child.ReadyBy, st.Child.Watchdog)
+	}
+}
+
+func TestWatchdogFromHermesConfig(t *testing.T) {
+	h := startHarnessWith(t, func(c *Config) {
+		hermesChild(t, "hang")(c)
+		if err := os.WriteFile(filepath.Join(c.Layout.Home, "config.yaml"), []byte("gateway:\n  systemd_watchdog_seconds: 1\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	})
+	st := h.waitFor("an armed watchdog", armed)
+	h.waitHangRestart(st.Child.PID)
+}
+
+func TestStaleHeartbeatIsAHang(t *testing.T) {
+	// --hang-after: a heartbeat naming our gateway that stops being updated.
+	h := startHarnessWith(t, func(c *Config) { c.HangAfter = time.Second })
+	st := h.waitReady()
+	if err := os.MkdirAll(filepath.Join(h.layout.Home, "state"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	body := `{"pid": ` + strconv.Itoa(st.Child.PID) + `, "updated_at": "` + time.Now().UTC().Format(time.RFC3339Nano) + `"}`
+	if err := lockstore.WriteFileAtomic(heartbeatPath(h.layout.Home), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("the heartbeat seen", func(s *Status) bool {
+		return s.Child != nil && s.Child.Watchdog != nil && s.Child.Watchdog.HeartbeatSeen
+	})
+	h.waitHangRestart(st.Child.PID)
+}
