@@ -219,6 +219,8 @@ func unitHome(unit []byte) string {
 // unitState is what `systemctl show` says of our unit.
 type unitState struct {
 	Active, Sub, Result, Status, Invocation string
+	// MainPID is the last main process's pid, kept after it exits.
+	MainPID int
 }
 
 func (u unitState) String() string {
@@ -240,7 +242,7 @@ func (s Systemd) output(ctx context.Context, argv []string) ([]byte, error) {
 }
 
 func (s Systemd) state(ctx context.Context, c Config) (unitState, error) {
-	out, err := s.output(ctx, s.systemctl(c, "show", "--property=ActiveState,SubState,Result,StatusText,InvocationID", Name+".service"))
+	out, err := s.output(ctx, s.systemctl(c, "show", "--property=ActiveState,SubState,Result,StatusText,InvocationID,ExecMainPID", Name+".service"))
 	if err != nil {
 		return unitState{}, fmt.Errorf("systemctl show %s: %w", Name, err)
 	}
@@ -258,6 +260,8 @@ func (s Systemd) state(ctx context.Context, c Config) (unitState, error) {
 			u.Status = v
 		case "InvocationID":
 			u.Invocation = v
+		case "ExecMainPID":
+			u.MainPID, _ = strconv.Atoi(v)
 		}
 	}
 	return u, nil
@@ -311,6 +315,19 @@ func (s Systemd) notRunning(ctx context.Context, c Config, u unitState, after st
 	journal := []string{"journalctl", "--no-pager", "-n", "15", "-o", "short-iso", "-u", Name + ".service"}
 	if !c.System {
 		journal = []string{"journalctl", "--no-pager", "-n", "15", "-o", "short-iso", "--user-unit", Name + ".service"}
+	}
+	if u.MainPID > 0 {
+		// The failed run's own last words (why it could not start) reach
+		// journald over its stdout stream, often after systemd's note that
+		// it exited: wait a little for them, or the lines shown would be
+		// of the run before.
+		own := []string{"journalctl", "--no-pager", "-q", "-o", "cat", "_PID=" + strconv.Itoa(u.MainPID)}
+		wait, stop := context.WithTimeout(ctx, 2*time.Second)
+		_ = poll(wait, 100*time.Millisecond, func() (bool, error) {
+			out, err := s.output(wait, own)
+			return err == nil && len(bytes.TrimSpace(out)) > 0, nil
+		})
+		stop()
 	}
 	logs := "(none readable)"
 	if out, err := s.output(ctx, journal); err == nil && len(bytes.TrimSpace(out)) > 0 {
