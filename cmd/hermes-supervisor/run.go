@@ -184,6 +184,11 @@ func gatewayCommand(cmd *cobra.Command, g *globals, f *runFlags, args []string) 
 		return g.file.Command, nil
 	}
 	if _, err := exec.LookPath(defaultGateway[0]); err != nil {
+		if f.asService {
+			// Nobody reads a service's stderr: a demo there would pass
+			// for a working gateway.
+			return nil, fmt.Errorf("hermes is not on the service's PATH, and a service never runs the demo gateway instead: reinstall the service from a shell where hermes is on PATH, or set \"command\" in the config file: %w", err)
+		}
 		fmt.Fprintln(cmd.ErrOrStderr(), "hermes-supervisor: hermes is not on PATH; running the built-in demo gateway instead (pass --demo to say so, or -- COMMAND to run another)")
 		return demoCommand()
 	}
