@@ -56,7 +56,15 @@ The gateway command is, in order: COMMAND after --, the config file's
 gateway. Every gateway gets HERMES_GATEWAY_EXTERNAL_SUPERVISOR=1 and
 HERMES_GATEWAY_MAX_STARTS=0 unless the config file's "env" sets them.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runSupervisor(cmd, g, f, args)
+			err := runSupervisor(cmd, g, f, args)
+			if err != nil && f.asService && service.SupportsRunAsService() {
+				log := ""
+				if layout, lerr := g.layout(); lerr == nil {
+					log = filepath.Join(layout.Home, "hermes-supervisor.log")
+				}
+				service.ReportStartupError(log, err)
+			}
+			return err
 		},
 	}
 	fl := cmd.Flags()

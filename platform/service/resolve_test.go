@@ -86,3 +86,19 @@ func TestSCMArgsPinTheGateway(t *testing.T) {
 		t.Errorf("the demo pins a gateway: %q", scmArgs(c, ""))
 	}
 }
+
+// A start-up error reaches the log file, appended to what is there.
+func TestReportStartupError(t *testing.T) {
+	log := filepath.Join(testdir.New(t), "hermes-supervisor.log")
+	if err := os.WriteFile(log, []byte("earlier line\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ReportStartupError(log, errors.New("home is locked by pid 42"))
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(b), "earlier line\n") || !strings.Contains(string(b), "could not run as a service: home is locked by pid 42") {
+		t.Errorf("log:\n%s", b)
+	}
+}

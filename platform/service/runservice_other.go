@@ -16,3 +16,6 @@ func RunAsService(name string, _ time.Duration, _ func(ctx context.Context) erro
 
 // SupportsRunAsService reports whether RunAsService can work here.
 func SupportsRunAsService() bool { return false }
+
+// reportEvent: systemd and launchd keep the supervisor's stderr.
+func reportEvent(string) {}

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
 	"golang.org/x/sys/windows/svc"
+	"golang.org/x/sys/windows/svc/eventlog"
 	"golang.org/x/sys/windows/svc/mgr"
 
 	"github.com/hermes-agent/hermes-supervisor/platform"
@@ -148,6 +150,14 @@ func (m SCM) Install(c Config, migrate bool) (Plan, error) {
 			return err
 		})
 	})
+	p.Steps = append(p.Steps, Step{What: "register " + Name + " as an event log source, for errors before the service starts", MayFail: true,
+		Do: func(context.Context) error {
+			err := eventlog.InstallAsEventCreate(Name, eventlog.Error|eventlog.Warning|eventlog.Info)
+			if err != nil && strings.Contains(err.Error(), "already exists") {
+				return nil // a reinstall
+			}
+			return err
+		}})
 	p.do("start service "+Name, func(ctx context.Context) error { return startService(ctx) })
 	waitRunning(&p, c)
 	return p, nil
@@ -161,6 +171,8 @@ func (m SCM) Uninstall(c Config) (Plan, error) {
 	p.do("delete service "+Name, func(context.Context) error {
 		return withService(windows.DELETE, func(s *mgr.Service) error { return s.Delete() })
 	})
+	p.Steps = append(p.Steps, Step{What: "unregister the event log source " + Name, MayFail: true,
+		Do: func(context.Context) error { return eventlog.Remove(Name) }})
 	return p, nil
 }
 
@@ -421,3 +433,15 @@ func (h *handler) Execute(_ []string, reqs <-chan svc.ChangeRequest, status chan
 
 // SupportsRunAsService reports whether RunAsService can work here.
 func SupportsRunAsService() bool { return true }
+
+// reportEvent writes msg to the Application event log as the service's
+// source (registered at install; an unregistered source still logs, with
+// Windows' "description not found" preamble).
+func reportEvent(msg string) {
+	l, err := eventlog.Open(Name)
+	if err != nil {
+		return
+	}
+	defer l.Close()
+	_ = l.Error(1, msg)
+}
