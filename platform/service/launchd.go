@@ -129,7 +129,13 @@ func (l Launchd) Install(c Config, migrate bool) (Plan, error) {
 		return Plan{}, err
 	}
 	var p Plan
-	for _, f := range l.hermesAgents(c) {
+	ours, others := ownedDefinitions(l.hermesAgents(c), c.Home, nil, func(b []byte) (string, bool) {
+		return agentHome(b, filepath.Join(c.UserHome, ".hermes"))
+	})
+	for _, f := range others {
+		p.Notes = append(p.Notes, fmt.Sprintf("Hermes' own agent %s runs the gateway of another Hermes home (or cannot be read): left alone", strings.TrimSuffix(filepath.Base(f), ".plist")))
+	}
+	for _, f := range ours {
 		label := strings.TrimSuffix(filepath.Base(f), ".plist")
 		if migrate {
 			p.Notes = append(p.Notes, fmt.Sprintf("unloading and disabling Hermes' own agent %s: hermes-supervisor now restarts the gateway", label))

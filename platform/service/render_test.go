@@ -160,11 +160,13 @@ func TestPlistKeys(t *testing.T) {
 }
 
 func TestPlans(t *testing.T) {
+	// Hermes' definitions for ann's default home and for her work profile
+	// (testdata/migrate): only the first is this home's.
 	hermesUnit := func(pattern string) ([]string, error) {
-		return []string{filepath.Join(filepath.Dir(pattern), "hermes-gateway.service")}, nil
+		return filepath.Glob(filepath.Join("testdata", "migrate", "systemd", filepath.Base(pattern)))
 	}
 	hermesAgent := func(pattern string) ([]string, error) {
-		return []string{filepath.Join(filepath.Dir(pattern), "ai.hermes.gateway.plist")}, nil
+		return filepath.Glob(filepath.Join("testdata", "migrate", "launchd", filepath.Base(pattern)))
 	}
 	none := func(string) ([]string, error) { return nil, nil }
 	tests := []struct {
@@ -178,7 +180,7 @@ func TestPlans(t *testing.T) {
 			[]string{"loginctl enable-linger"}},
 		{"systemd install warns about Hermes' unit", func() (Plan, error) { return Systemd{Glob: hermesUnit}.Install(ann(false), false) },
 			[][]string{{"systemctl", "--user", "daemon-reload"}, {"systemctl", "--user", "enable", "hermes-supervisor.service"}, {"systemctl", "--user", "restart", "--no-block", "hermes-supervisor.service"}},
-			[]string{"Hermes' own unit hermes-gateway.service also restarts", "--migrate"}},
+			[]string{"Hermes' own unit hermes-gateway.service also restarts", "--migrate", "hermes-gateway-work.service runs the gateway of another Hermes home"}},
 		{"systemd install --migrate disables Hermes' unit first", func() (Plan, error) { return Systemd{Glob: hermesUnit}.Install(ann(false), true) },
 			[][]string{{"systemctl", "--user", "disable", "--now", "hermes-gateway.service"}, {"systemctl", "--user", "daemon-reload"}, {"systemctl", "--user", "enable", "hermes-supervisor.service"}, {"systemctl", "--user", "restart", "--no-block", "hermes-supervisor.service"}},
 			[]string{"disabling Hermes' own unit hermes-gateway.service"}},

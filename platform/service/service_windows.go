@@ -64,12 +64,27 @@ func (m SCM) Install(c Config, migrate bool) (Plan, error) {
 		return Plan{}, fmt.Errorf("%w: the service runs as %s, not as LocalSystem, and the service manager needs that account's Windows password to log on as it: set %s", ErrNeedPassword, account, PasswordEnv)
 	}
 	var p Plan
-	if migrate {
-		p.Notes = append(p.Notes, "ending and disabling Hermes' own Scheduled Task "+hermesTask+" (if present): hermes-supervisor now restarts the gateway")
-		p.try("schtasks", "/End", "/TN", hermesTask)
-		p.try("schtasks", "/Change", "/TN", hermesTask, "/Disable")
-	} else {
-		p.Notes = append(p.Notes, "if Hermes' own Scheduled Task "+hermesTask+" exists it also restarts the gateway of this home: rerun with --migrate to disable it")
+	startup := filepath.Join(c.UserHome, "AppData", "Roaming", "Microsoft", "Windows", "Start Menu", "Programs", "Startup")
+	tasks, entries := hermesWindowsLaunchers(c.Home, startup, nil, nil)
+	for _, task := range tasks {
+		if !migrate {
+			p.Notes = append(p.Notes, "Hermes' own Scheduled Task "+task+" also restarts the gateway of this home: rerun with --migrate to disable it")
+			continue
+		}
+		p.Notes = append(p.Notes, "ending and disabling Hermes' own Scheduled Task "+task+": hermes-supervisor now restarts the gateway")
+		p.try("schtasks", "/End", "/TN", task)
+		p.try("schtasks", "/Change", "/TN", task, "/Disable")
+	}
+	for _, e := range entries {
+		// Windows opens every file in the Startup folder at logon, so
+		// the entry moves out of it, next to the launcher it starts.
+		aside := filepath.Join(c.Home, "gateway-service", filepath.Base(e)+".startup-disabled")
+		if !migrate {
+			p.Notes = append(p.Notes, "Hermes' Startup-folder launcher "+e+" also starts the gateway of this home at logon: rerun with --migrate to move it aside")
+			continue
+		}
+		p.Notes = append(p.Notes, "moving Hermes' Startup-folder launcher "+e+" to "+aside)
+		p.do("move "+e+" to "+aside, func(context.Context) error { return os.Rename(e, aside) })
 	}
 	args := scmArgs(c, installer)
 	p.Steps = append(p.Steps, Step{What: "grant " + account + " the right to log on as a service", MayFail: true,
