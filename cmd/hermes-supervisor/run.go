@@ -33,6 +33,7 @@ type runFlags struct {
 	demo         bool
 	stopTimeout  time.Duration
 	asService    bool
+	logFile      string
 	controlUsers []string
 	readyTimeout time.Duration
 	ctlTimeout   time.Duration
@@ -71,6 +72,7 @@ HERMES_GATEWAY_MAX_STARTS=0 unless the config file's "env" sets them.`,
 	fl.SortFlags = false
 	fl.BoolVar(&f.demo, "demo", false, "supervise the built-in demo gateway")
 	fl.BoolVar(&f.asService, "service", false, "run under the Windows service control manager (what `install` sets up), logging to <home>/hermes-supervisor.log")
+	fl.StringVar(&f.logFile, "log-file", "", "log to this file, rotated at 10 MB with 3 kept, instead of stderr (launchd rotates nothing)")
 	fl.StringSliceVar(&f.controlUsers, "control-user", nil, "Windows: a SID that may also use the control pipe (the user who installed the service)")
 	fl.DurationVar(&f.stopTimeout, "stop-timeout", supervisor.DefaultStopTimeout, "how long a stop waits before killing the gateway's process tree")
 	fl.DurationVar(&f.readyTimeout, "ready-timeout", supervisor.DefaultReadyTimeout, "how long a gateway may run without writing gateway.pid before it counts as running")
@@ -99,11 +101,14 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 		return err
 	}
 	logTo := zapcore.Lock(os.Stderr)
-	if f.asService {
+	switch {
+	case f.logFile != "":
+		logTo = zapcore.AddSync(&lumberjack.Logger{Filename: f.logFile, MaxSize: 10, MaxBackups: 3})
+	case f.asService:
 		// A Windows service has no stderr: log to a rotating file in the home.
 		logTo = zapcore.AddSync(&lumberjack.Logger{Filename: filepath.Join(layout.Home, "hermes-supervisor.log"), MaxSize: 10, MaxBackups: 3})
 	}
-	log, err := g.logger(logTo, !f.asService)
+	log, err := g.logger(logTo, !f.asService && f.logFile == "")
 	if err != nil {
 		return err
 	}

@@ -141,8 +141,8 @@ func TestPlistKeys(t *testing.T) {
 		switch {
 		case a.Label == nil || *a.Label != Label:
 			t.Errorf("Label %v", a.Label)
-		case !slices.Equal(a.ProgramArguments, runArgs(c)):
-			t.Errorf("ProgramArguments %q, want %q", a.ProgramArguments, runArgs(c))
+		case !slices.Equal(a.ProgramArguments, append(runArgs(c), "--log-file", filepath.Join(Launchd{}.LogDir(c), "hermes-supervisor.log"))):
+			t.Errorf("ProgramArguments %q, want %q and the rotated log file", a.ProgramArguments, runArgs(c))
 		case a.EnvironmentVariables["HERMES_HOME"] != c.Home || a.EnvironmentVariables["PATH"] != c.Path:
 			t.Errorf("environment %q, want HERMES_HOME %q and PATH %q", a.EnvironmentVariables, c.Home, c.Path)
 		case a.RunAtLoad == nil || !*a.RunAtLoad:
@@ -189,13 +189,13 @@ func TestPlans(t *testing.T) {
 		{"systemd stop", func() (Plan, error) { return Systemd{}.Control(ann(false), "stop") },
 			[][]string{{"systemctl", "--user", "stop", "hermes-supervisor.service"}}, nil},
 		{"launchd install uses bootstrap, not load", func() (Plan, error) { return Launchd{Glob: none}.Install(ann(false), false) },
-			[][]string{{"mkdir", "-p", "/home/ann/Library/Logs/hermes-supervisor"}, {"launchctl", "bootout", "gui/501/ai.hermes.supervisor"}, {"launchctl", "enable", "gui/501/ai.hermes.supervisor"}, {"launchctl", "bootstrap", "gui/501", "/home/ann/Library/LaunchAgents/ai.hermes.supervisor.plist"}},
+			[][]string{{"mkdir", "-p", "/home/ann/Library/Logs/hermes-supervisor"}, {"launchctl", "bootout", "gui/501/ai.hermes.supervisor"}, {"launchctl", "enable", "gui/501/ai.hermes.supervisor"}},
 			nil},
 		{"launchd install --migrate unloads Hermes' agent", func() (Plan, error) { return Launchd{Glob: hermesAgent}.Install(ann(false), true) },
-			[][]string{{"launchctl", "bootout", "gui/501/ai.hermes.gateway"}, {"launchctl", "disable", "gui/501/ai.hermes.gateway"}, {"mkdir", "-p", "/home/ann/Library/Logs/hermes-supervisor"}, {"launchctl", "bootout", "gui/501/ai.hermes.supervisor"}, {"launchctl", "enable", "gui/501/ai.hermes.supervisor"}, {"launchctl", "bootstrap", "gui/501", "/home/ann/Library/LaunchAgents/ai.hermes.supervisor.plist"}},
+			[][]string{{"launchctl", "bootout", "gui/501/ai.hermes.gateway"}, {"launchctl", "disable", "gui/501/ai.hermes.gateway"}, {"mkdir", "-p", "/home/ann/Library/Logs/hermes-supervisor"}, {"launchctl", "bootout", "gui/501/ai.hermes.supervisor"}, {"launchctl", "enable", "gui/501/ai.hermes.supervisor"}},
 			[]string{"unloading and disabling Hermes' own agent ai.hermes.gateway"}},
 		{"launchd system daemon", func() (Plan, error) { return Launchd{Glob: none}.Install(ann(true), false) },
-			[][]string{{"mkdir", "-p", "/Library/Logs/hermes-supervisor"}, {"launchctl", "bootout", "system/ai.hermes.supervisor"}, {"launchctl", "enable", "system/ai.hermes.supervisor"}, {"launchctl", "bootstrap", "system", "/Library/LaunchDaemons/ai.hermes.supervisor.plist"}},
+			[][]string{{"mkdir", "-p", "/Library/Logs/hermes-supervisor"}, {"launchctl", "bootout", "system/ai.hermes.supervisor"}, {"launchctl", "enable", "system/ai.hermes.supervisor"}},
 			nil},
 		{"launchd restart", func() (Plan, error) { return Launchd{}.Control(ann(false), "restart") },
 			[][]string{{"launchctl", "kickstart", "-k", "gui/501/ai.hermes.supervisor"}}, nil},

@@ -122,6 +122,10 @@ func (p *Plan) write(path string, mode os.FileMode, data []byte) {
 
 func (p *Plan) run(argv ...string) { p.Steps = append(p.Steps, Step{Run: argv}) }
 
+func (p *Plan) do(what string, f func(ctx context.Context) error) {
+	p.Steps = append(p.Steps, Step{Do: f, What: what})
+}
+
 func (p *Plan) try(argv ...string) { p.Steps = append(p.Steps, Step{Run: argv, MayFail: true}) }
 
 func (p *Plan) remove(path string) { p.Steps = append(p.Steps, Step{Remove: path}) }

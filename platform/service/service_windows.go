@@ -304,10 +304,6 @@ func notRunning(c Config, st svc.Status, after string) error {
 
 func isAdmin() bool { return windows.GetCurrentProcessToken().IsElevated() }
 
-func (p *Plan) do(what string, f func(ctx context.Context) error) {
-	p.Steps = append(p.Steps, Step{Do: f, What: what})
-}
-
 // withManager connects to the service manager with only the rights
 // access names: mgr.Connect asks for all of them, which a user who is not
 // an administrator never gets, even to start a service they may start.
