@@ -155,7 +155,12 @@ that user, with their Hermes home, lock directory and login PATH.`,
 			if err != nil {
 				return service.Plan{}, err
 			}
-			c.Command, c.Password = argv, sg.getenv(service.PasswordEnv)
+			c.Command = argv
+			if !f.dryRun {
+				if c.Password, err = service.Password(sg.getenv); err != nil {
+					return service.Plan{}, err
+				}
+			}
 			return m.Install(c, f.migrate)
 		})
 }

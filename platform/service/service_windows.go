@@ -60,9 +60,6 @@ func (m SCM) Install(c Config, migrate bool) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	if c.Password == "" {
-		return Plan{}, fmt.Errorf("%w: the service runs as %s, not as LocalSystem, and the service manager needs that account's Windows password to log on as it: set %s", ErrNeedPassword, account, PasswordEnv)
-	}
 	var p Plan
 	startup := filepath.Join(c.UserHome, "AppData", "Roaming", "Microsoft", "Windows", "Start Menu", "Programs", "Startup")
 	tasks, entries := hermesWindowsLaunchers(c.Home, startup, nil, nil)
@@ -90,6 +87,9 @@ func (m SCM) Install(c Config, migrate bool) (Plan, error) {
 	p.Steps = append(p.Steps, Step{What: "grant " + account + " the right to log on as a service", MayFail: true,
 		Do: func(context.Context) error { return grantServiceLogon(installer) }})
 	p.do(fmt.Sprintf("stop service %s if it runs, then create or update it: %s (automatic start, as %s)", Name, Join(append([]string{c.Exe}, args...)), account), func(ctx context.Context) error {
+		if c.Password == "" {
+			return fmt.Errorf("%w: the service runs as %s, not as LocalSystem, and the service manager needs that account's Windows password to log on as it: set %s", ErrNeedPassword, account, PasswordEnv)
+		}
 		return withManager(windows.SC_MANAGER_CONNECT|windows.SC_MANAGER_CREATE_SERVICE, func(sm *mgr.Mgr) error {
 			cfg := mgr.Config{StartType: mgr.StartAutomatic, DisplayName: "Hermes supervisor",
 				Description:      "Supervises the Hermes Agent gateway for " + c.Home + " (hermes-supervisor).",
