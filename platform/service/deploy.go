@@ -56,7 +56,8 @@ func powershellInstall() []byte {
 # Installs hermes-supervisor as the Windows service %[1]s, as
 # `+"`hermes-supervisor install`"+` does: run it in an elevated PowerShell.
 #   .\install-service.ps1 -Exe 'C:\Program Files\hermes-supervisor\hermes-supervisor.exe'
-# -Migrate also ends and disables Hermes' own Scheduled Task %[2]s.
+# -Migrate also ends and disables Hermes' own Scheduled Tasks %[2]s[_<suffix>]
+# of this home and moves its Startup-folder launcher aside.
 param(
     [Parameter(Mandatory = $true)][string]$Exe,
     [string]$HermesHome = (Join-Path $env:USERPROFILE '.hermes'),
@@ -66,11 +67,30 @@ param(
 $ErrorActionPreference = 'Stop'
 $name = '%[1]s'
 
-if ($Migrate) {
-    schtasks /End /TN '%[2]s' 2>$null
-    schtasks /Change /TN '%[2]s' /Disable 2>$null
-} elseif (Get-ScheduledTask -TaskName '%[2]s' -ErrorAction SilentlyContinue) {
-    Write-Warning "Hermes' own Scheduled Task %[2]s also restarts the gateway of this home: rerun with -Migrate to disable it"
+# Hermes keeps each task's launcher in <home>\gateway-service, named after
+# the task: those of this home are this home's tasks; other profiles' tasks
+# and Startup entries are left alone.
+$launcherDir = Join-Path $HermesHome 'gateway-service'
+$tasks = @(Get-ChildItem -Path $launcherDir -Filter '%[2]s*' -File -ErrorAction SilentlyContinue |
+    Where-Object { $_.Extension -in '.vbs', '.js', '.cmd' } | ForEach-Object { $_.BaseName } | Sort-Object -Unique)
+$startup = [Environment]::GetFolderPath('Startup')
+$entries = @(Get-ChildItem -Path $startup -Filter '%[2]s*' -File -ErrorAction SilentlyContinue |
+    Where-Object { "$(Get-Content -Raw $_.FullName)".ToLower().Contains("$launcherDir\".ToLower()) })
+foreach ($task in $tasks) {
+    if ($Migrate) {
+        schtasks /End /TN $task 2>$null
+        schtasks /Change /TN $task /Disable 2>$null
+    } else {
+        Write-Warning "Hermes' own Scheduled Task $task also restarts the gateway of this home: rerun with -Migrate to disable it"
+    }
+}
+foreach ($entry in $entries) {
+    if ($Migrate) {
+        # Windows opens every file in the Startup folder at logon.
+        Move-Item -Path $entry.FullName -Destination (Join-Path $launcherDir ($entry.Name + '.startup-disabled')) -Force
+    } else {
+        Write-Warning "Hermes' Startup-folder launcher $($entry.FullName) also starts the gateway of this home: rerun with -Migrate to move it aside"
+    }
 }
 
 # The service runs as you, never as LocalSystem (docs/security.md): the
