@@ -45,6 +45,11 @@ func kinfoLive(stat int8, uid uint32, sec, usec int64) liveState {
 // handed out again. writer is nil when the file's owner is unknown (Windows,
 // or a file rewritten in place such as gateway.lock), live when the process
 // table does not say.
+// A writer of uid 99 proves nothing: macOS reports that owner (_unknown)
+// for every file on a volume that ignores ownership.
 func OwnerConflict(writer, live *uint32) bool {
-	return writer != nil && live != nil && *writer != *live
+	return writer != nil && live != nil && *writer != *live && *writer != macUnknownUID
 }
+
+// macUnknownUID is macOS's _unknown user.
+const macUnknownUID = 99

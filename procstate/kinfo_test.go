@@ -75,6 +75,7 @@ func TestOwnerConflict(t *testing.T) {
 		{"root daemon holds a user's pid", u(501), u(0), true},
 		{"user process holds root's pid", u(0), u(501), true},
 		{"owner unknown (Windows, gateway.lock)", nil, u(0), false},
+		{"volume that ignores ownership (_unknown)", u(99), u(0), false},
 		{"process uid unknown (Linux)", u(501), nil, false},
 		{"both unknown", nil, nil, false},
 	}
