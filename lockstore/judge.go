@@ -155,6 +155,9 @@ type hermesRecord struct {
 	// Python's " ".join(str(part)) would.
 	argvList bool
 	argvLine string
+	// writer is the uid owning the file, set only for files the writer
+	// creates afresh (pid file, scoped locks): see procstate.OwnerConflict.
+	writer *uint32
 }
 
 // parseHermesRecord reads a record as Hermes does: a JSON object (after a
@@ -315,6 +318,11 @@ func (r *rules) live(h hermesRecord) (procstate.Live, *ruling) {
 		rl = keep(procstate.Unknown, oneLine(err.Error()))
 	case l.Zombie:
 		rl = stale(procstate.Zombie, "process is a zombie")
+	case procstate.OwnerConflict(h.writer, l.UID):
+		// Stricter than Hermes: on darwin another user's command line
+		// cannot be read, so without this a record with a null start
+		// time naming a pid now held by a root daemon stays alive.
+		rl = stale(procstate.Reused, fmt.Sprintf("pid now runs as uid %d, the file was written by uid %d", *l.UID, *h.writer))
 	case h.startBogus && l.StartTime != nil:
 		rl = stale(procstate.Reused, "recorded start time is not a number")
 	case procstate.StartTimesConflict(h.StartTime, l, r.now):

@@ -341,6 +341,7 @@ func (s *Store) judgePIDFile(j *judge) (judged, bool) {
 	if err == nil && !rec.pidOK {
 		err = &CorruptError{Reason: `no usable "pid"`}
 	}
+	rec.writer = e.stamp.Owner()
 	switch j.lock {
 	case lockFree:
 		if err != nil {
@@ -453,6 +454,7 @@ func (s *Store) judgeScopedLock(j *judge, path string) (judged, bool) {
 	if err != nil {
 		return s.corrupt(e, err), true
 	}
+	rec.writer = e.stamp.Owner()
 	e.rule(rec, j.scopedRecord(rec))
 	return e, true
 }

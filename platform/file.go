@@ -16,10 +16,15 @@ type FileStamp struct {
 	id      fileID
 	size    int64
 	modTime time.Time
+	owner   *uint32
 }
 
 // ModTime is the file's modification time.
 func (s FileStamp) ModTime() time.Time { return s.modTime }
+
+// Owner is the uid that owns the file; nil where owners are no uids
+// (Windows, whose owner is a SID).
+func (s FileStamp) Owner() *uint32 { return s.owner }
 
 // Same reports whether two stamps describe one unchanged file.
 func (s FileStamp) Same(o FileStamp) bool {

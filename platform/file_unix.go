@@ -14,7 +14,9 @@ import (
 type fileID struct{ dev, ino uint64 }
 
 func stampOf(st *unix.Stat_t) FileStamp {
+	uid := st.Uid
 	return FileStamp{
+		owner:   &uid,
 		id:      fileID{uint64(st.Dev), uint64(st.Ino)}, //nolint:unconvert // int32 on darwin
 		size:    st.Size,
 		modTime: time.Unix(st.Mtim.Unix()),

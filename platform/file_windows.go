@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"golang.org/x/sys/windows"
 )
@@ -11,21 +12,28 @@ import (
 type fileID struct{ vol, idxHi, idxLo uint32 }
 
 // ReadRegular reads at most limit bytes of the regular file path and
-// stamps it; symlinks and other non-regular files are refused.
+// stamps it; symlinks and other non-regular files are refused. It opens
+// the file sharing delete (see openNoReparse), so that Hermes' os.replace
+// of a file being read does not fail, and stamps it from the same handle.
 func ReadRegular(path string, limit int) ([]byte, FileStamp, error) {
-	fi, err := os.Lstat(path)
+	f, err := openNoReparse(path, windows.GENERIC_READ, windows.OPEN_EXISTING)
 	if err != nil {
-		return nil, FileStamp{}, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, FileStamp{}, &os.PathError{Op: "open", Path: path, Err: ErrNotRegular}
-	}
-	st := FileStamp{id: windowsFileID(path), size: fi.Size(), modTime: fi.ModTime()}
-	f, err := os.Open(path)
-	if err != nil {
+		if fi, lerr := os.Lstat(path); lerr == nil && !fi.Mode().IsRegular() {
+			// A directory cannot be opened without backup semantics.
+			return nil, FileStamp{}, &os.PathError{Op: "open", Path: path, Err: ErrNotRegular}
+		}
 		return nil, FileStamp{}, err
 	}
 	defer f.Close()
+	var info windows.ByHandleFileInformation
+	if err := windows.GetFileInformationByHandle(windows.Handle(f.Fd()), &info); err != nil {
+		return nil, FileStamp{}, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	st := FileStamp{
+		id:      fileID{info.VolumeSerialNumber, info.FileIndexHigh, info.FileIndexLow},
+		size:    int64(info.FileSizeHigh)<<32 | int64(info.FileSizeLow),
+		modTime: time.Unix(0, info.LastWriteTime.Nanoseconds()),
+	}
 	b, err := io.ReadAll(io.LimitReader(f, int64(limit)))
 	if err != nil {
 		return nil, FileStamp{}, err

@@ -474,3 +474,19 @@ func TestReadRegularRefusesLinksAndFIFOs(t *testing.T) {
 		t.Fatal("ReadRegular blocked on a FIFO")
 	}
 }
+
+// The owner in a stamp is the uid that created the file: the writer rule
+// of lockstore rests on it.
+func TestStampOwner(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rec")
+	if err := os.WriteFile(path, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, st, err := ReadRegular(path, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := st.Owner(); o == nil || int(*o) != os.Geteuid() {
+		t.Fatalf("owner %v, want %d", o, os.Geteuid())
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/Microsoft/go-winio"
@@ -45,7 +46,12 @@ func UnlockFile(f *os.File) error {
 func IgnoredSignals() []os.Signal { return nil }
 
 // ShutdownSignals returns the signals that ask a supervisor to stop.
-func ShutdownSignals() []os.Signal { return []os.Signal{os.Interrupt} }
+//
+// Go delivers the console's close, logoff and shutdown events as SIGTERM;
+// unhandled, they end the process at once and its job object kills the
+// gateway hard, so a foreground `run` whose console closes stops it with
+// the planned-stop marker instead, in the few seconds Windows allows.
+func ShutdownSignals() []os.Signal { return []os.Signal{os.Interrupt, syscall.SIGTERM} }
 
 // RestartSignal reports that Windows has no restart signal.
 func RestartSignal() (os.Signal, bool) { return nil, false }

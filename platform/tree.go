@@ -85,3 +85,29 @@ func KillGroup(pid int) error { return killGroup(pid) }
 
 // KillProcess kills pid alone with SIGKILL, with KillGroup's refusals.
 func KillProcess(pid int) error { return killProcess(pid) }
+
+// Holds reports whether pid is a process of the tree (its job object on
+// Windows, its process group on POSIX) and same, asked while the pid cannot
+// name another process, agrees it is the one the caller means. A console
+// launcher (pip's and uv's hermes.exe) runs the gateway as its child, so
+// the gateway is found this way rather than by the root's pid.
+func (t *Tree) Holds(pid int, same func() bool) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.reaped || pid <= 0 {
+		return false
+	}
+	return t.holds(pid, same)
+}
+
+// TerminateMember asks pid, a process of the tree other than the root, to
+// stop as Terminate asks the root, after Holds(pid, same) proves it; on
+// Windows it does nothing, as Terminate does.
+func (t *Tree) TerminateMember(pid int, same func() bool) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.reaped || pid <= 0 || pid == t.cmd.Process.Pid || !t.holds(pid, same) {
+		return nil
+	}
+	return t.terminateMember(pid)
+}

@@ -45,6 +45,22 @@ func (t *Tree) killTree() error {
 
 func (t *Tree) release() {}
 
+// holds: the root is unreaped whenever this runs, so its group id is the
+// tree's alone; same runs after the group check, and a pid that died in
+// between fails it by its start time.
+func (t *Tree) holds(pid int, same func() bool) bool {
+	pg, err := unix.Getpgid(pid)
+	return err == nil && pg == t.cmd.Process.Pid && same()
+}
+
+func (t *Tree) terminateMember(pid int) error {
+	err := unix.Kill(pid, unix.SIGTERM)
+	if err != nil && !errors.Is(err, unix.ESRCH) {
+		return fmt.Errorf("terminate process %d: %w", pid, err)
+	}
+	return nil
+}
+
 func killGroup(pid int) error {
 	if err := refuse(pid); err != nil {
 		return err

@@ -14,7 +14,11 @@ type treeSys struct {
 	job windows.Handle
 }
 
-var ntResumeProcess = windows.NewLazySystemDLL("ntdll.dll").NewProc("NtResumeProcess")
+var (
+	ntResumeProcess = windows.NewLazySystemDLL("ntdll.dll").NewProc("NtResumeProcess")
+	// x/sys/windows has no IsProcessInJob.
+	isProcessInJob = windows.NewLazySystemDLL("kernel32.dll").NewProc("IsProcessInJob")
+)
 
 // start creates the child suspended, puts it in a kill-on-close job object
 // and only then lets it run, so no grandchild can escape the job.
@@ -87,6 +91,31 @@ func (t *Tree) waitExited() {
 	defer windows.CloseHandle(h)
 	_, _ = windows.WaitForSingleObject(h, windows.INFINITE)
 }
+
+// holds asks the job object, holding a handle to pid: while it is open
+// the pid cannot be handed to another process, so same judges the very
+// process found in the job.
+func (t *Tree) holds(pid int, same func() bool) bool {
+	if t.sys.job == 0 {
+		return false
+	}
+	// Limited information is what Windows documents as enough; Wine's
+	// IsProcessInJob wants full query rights, which we have over our own
+	// tree anyway.
+	h, err := windows.OpenProcess(windows.PROCESS_QUERY_INFORMATION, false, uint32(pid))
+	if err != nil {
+		return false
+	}
+	defer windows.CloseHandle(h)
+	var in int32 // BOOL
+	if r, _, _ := isProcessInJob.Call(uintptr(h), uintptr(t.sys.job), uintptr(unsafe.Pointer(&in))); r == 0 || in == 0 {
+		return false
+	}
+	return same()
+}
+
+// terminateMember: as for the root, the planned-stop marker is the request.
+func (t *Tree) terminateMember(int) error { return nil }
 
 func (t *Tree) release() {
 	if t.sys.job != 0 {

@@ -22,6 +22,9 @@ type Live struct {
 	NaiveStartTime *int64
 	// Argv is the live command line; nil when it cannot be read.
 	Argv []string
+	// UID is the effective uid where the process table gives it (darwin),
+	// for OwnerConflict; nil elsewhere.
+	UID *uint32
 }
 
 // Look inspects pid once. It wraps ErrNoProcess when no process has the
@@ -35,7 +38,7 @@ func (p *Prober) Look(ctx context.Context, pid int) (Live, error) {
 	if err != nil {
 		return l, err
 	}
-	l.Zombie, l.Stopped, l.StartTime, l.NaiveStartTime = st.zombie, st.stopped, st.start, st.naiveStart
+	l.Zombie, l.Stopped, l.StartTime, l.NaiveStartTime, l.UID = st.zombie, st.stopped, st.start, st.naiveStart, st.uid
 	if argv, err := cmdline(ctx, pid); err == nil && len(argv) > 0 {
 		l.Argv = argv
 	}

@@ -70,6 +70,9 @@ type Identity struct {
 	// StartTime is in Hermes' units (see StartTime); nil when unknown.
 	StartTime *int64
 	Argv      []string
+	// WriterUID is the uid that owns the record file the identity was read
+	// from (see OwnerConflict); nil when unknown or not from a file.
+	WriterUID *uint32
 }
 
 // String formats the identity for log lines.
@@ -138,6 +141,9 @@ type liveState struct {
 	naiveStart *int64
 	zombie     bool
 	stopped    bool
+	// uid is the effective uid, where the process table gives it cheaply
+	// (darwin's kinfo_proc); nil elsewhere.
+	uid *uint32
 }
 
 // Inspect returns the live identity of pid: its start time in Hermes units
@@ -193,6 +199,12 @@ func (p *Prober) Judge(ctx context.Context, rec Identity, isGateway func([]strin
 		return obs
 	case st.stopped:
 		obs.Verdict, obs.Reason = Stopped, "process is stopped"
+		return obs
+	case OwnerConflict(rec.WriterUID, st.uid):
+		// Decisive where the command line of another user's process
+		// cannot be read and the record has no start time (darwin).
+		obs.Verdict = Reused
+		obs.Reason = fmt.Sprintf("pid now runs as uid %d, the record was written by uid %d", *st.uid, *rec.WriterUID)
 		return obs
 	}
 	var d int64
@@ -303,6 +315,8 @@ func classify(pid int, err error) error {
 		return fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
 	case errors.Is(err, process.ErrorNotPermitted), errors.Is(err, os.ErrPermission):
 		return fmt.Errorf("pid %d: %w", pid, ErrPermission)
+	case otherUser(err):
+		return fmt.Errorf("pid %d belongs to another user: %w", pid, ErrPermission)
 	}
 	return fmt.Errorf("pid %d: %w", pid, err)
 }

@@ -1,11 +1,10 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package procstate
 
 import (
 	"context"
 	"slices"
-	"time"
 
 	"github.com/shirou/gopsutil/v4/process"
 )
@@ -37,17 +36,5 @@ func readLive(ctx context.Context, pid int) (liveState, error) {
 	return st, nil
 }
 
-// year2000 is 2000-01-01 in centiseconds since the epoch.
-const year2000 = 946_684_800 * 100
-
-// compareStart: Hermes records round(psutil create_time*100), and gopsutil
-// reads the create time in milliseconds and rounds on its own, so the two
-// may be one centisecond apart. A recorded value that cannot be such a time
-// (old Hermes wrote a string hash on Windows) says nothing: unknown.
-func compareStart(recorded int64, l Live, now time.Time) (same, known bool) {
-	if recorded < year2000 || recorded > now.Add(24*time.Hour).UnixMilli()/10 {
-		return false, false
-	}
-	d := recorded - *l.StartTime
-	return d >= -1 && d <= 1, true
-}
+// otherUser: gopsutil reports another user's process as not permitted.
+func otherUser(error) bool { return false }

@@ -21,13 +21,13 @@ var serviceManagerVars = []string{"NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PI
 // manager's variables, then the gateway defaults the config does not set,
 // then the config's env, then extra.
 func childEnv(ours, config []string, extra ...string) []string {
-	env := make([]string, 0, len(ours)+len(gatewayDefaults)+len(config)+len(extra))
+	env := make([]string, 0, len(ours)+len(gatewayDefaults)+1+len(config)+len(extra))
 	for _, kv := range ours {
 		if !slices.Contains(serviceManagerVars, envKey(kv)) {
 			env = append(env, kv)
 		}
 	}
-	for _, kv := range gatewayDefaults {
+	for _, kv := range slices.Concat(gatewayDefaults, osGatewayDefaults()) {
 		if !slices.ContainsFunc(config, func(c string) bool { return envKey(c) == envKey(kv) }) {
 			env = append(env, kv)
 		}

@@ -40,6 +40,7 @@ type Supervisor struct {
 	reason   string
 	child    *Child
 	run      runner
+	gateway  *procstate.Identity // the child's gateway when not the child itself (see findGateway)
 	hist     History
 	restarts int
 	blocked  int // consecutive starts refused by a foreign gateway
@@ -209,7 +210,7 @@ func (s *Supervisor) command(ctx context.Context, c command) {
 	case "status":
 		st := s.snapshot()
 		if s.child != nil {
-			st.Locks, _ = s.store.Owned(ctx, s.child.Identity())
+			st.Locks, _ = s.store.Owned(ctx, s.gatewayID())
 		}
 		c.reply <- Response{OK: true, Status: st}
 	case "stop":
@@ -470,7 +471,7 @@ func (s *Supervisor) start(ctx context.Context) {
 		id.Argv = slices.Clone(s.cfg.Command)
 	}
 	s.child = &Child{PID: id.PID, StartTime: id.StartTime, Argv: id.Argv, StartedAt: st.begun, NonceHash: s.hashed}
-	s.run = st
+	s.run, s.gateway = st, nil
 	s.watch(ctx, st)
 	s.watchStarted(st, id.PID)
 	s.transition(Starting, "gateway started, waiting for it to be ready")
@@ -513,6 +514,12 @@ func (s *Supervisor) checkReady() {
 	if s.child == nil || s.state != Starting {
 		return
 	}
+	// Under a launcher (pip's or uv's hermes.exe) the gateway is a child of
+	// our child: readiness is judged for the process gateway.pid names once
+	// it is proven to be in our tree.
+	if gw, found := s.findGateway(context.Background()); found && gw.PID != s.child.PID {
+		s.gateway = &gw
+	}
 	ready, by := s.judgeReady()
 	timedOut := !s.clock.Now().Before(s.readyDeadline())
 	if !ready && !timedOut {
@@ -530,14 +537,14 @@ func (s *Supervisor) exited(ctx context.Context, e Exit) {
 	child := s.child
 	s.stopTimer(&s.timers.kill)
 	s.stopTimer(&s.timers.ready)
-	run := s.run
+	run, gw := s.run, s.gatewayID()
 	s.closeWatch(&e)
-	s.run, s.child = nil, nil
+	s.run, s.child, s.gateway = nil, nil, nil
 	s.lastExit = &e
 	s.log.Info("gateway exited", zap.Int("pid", child.PID), zap.Stringer("exit", e),
 		zap.Duration("uptime", e.Uptime))
 	if o, ok := run.(*orphan); !ok || !o.isAbandoned() {
-		s.release(ctx, child)
+		s.release(ctx, child, gw)
 	}
 	// A hung gateway was taken down without a stop request: its exit is a
 	// failure for the restart policy.
@@ -584,14 +591,21 @@ func (s *Supervisor) scheduleStart(delay time.Duration, reason string) {
 	s.transition(Backoff, reason)
 }
 
-// release removes the files naming the child that just exited: only its
-// own records, matched by pid and start time.
-func (s *Supervisor) release(ctx context.Context, c *Child) {
-	if _, err := s.store.Release(ctx, c.Identity()); err != nil {
-		s.log.Warn("could not release the gateway's files", zap.Error(err))
+// release removes the files naming the child that just exited, and its
+// gateway gw when that was another process: only their own records,
+// matched by pid and start time.
+func (s *Supervisor) release(ctx context.Context, c *Child, gw procstate.Identity) {
+	ids := []procstate.Identity{c.Identity()}
+	if gw.PID != c.PID {
+		ids = append(ids, gw)
+	}
+	for _, id := range ids {
+		if _, err := s.store.Release(ctx, id); err != nil {
+			s.log.Warn("could not release the gateway's files", zap.Error(err))
+		}
 	}
 	m, err := lockstore.ReadPlannedStop(s.cfg.Layout.PlannedStopMarker())
-	if err == nil && m.TargetPID == c.PID && m.StopperPID == s.self.PID {
+	if err == nil && (m.TargetPID == c.PID || m.TargetPID == gw.PID) && m.StopperPID == s.self.PID {
 		// The gateway died before consuming our marker; a later gateway
 		// must not mistake it for its own.
 		if err := os.Remove(s.cfg.Layout.PlannedStopMarker()); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -623,12 +637,19 @@ func (s *Supervisor) stopChild(reason string) {
 		return
 	}
 	s.transition(Stopping, reason)
-	if err := lockstore.WritePlannedStop(s.cfg.Layout, s.child.Identity(), s.self.PID, s.clock.Now()); err != nil {
+	if s.gateway == nil {
+		// Asked to stop before the gateway was found ready.
+		if gw, ok := s.findGateway(context.Background()); ok && gw.PID != s.child.PID {
+			s.gateway = &gw
+		}
+	}
+	if err := lockstore.WritePlannedStop(s.cfg.Layout, s.gatewayID(), s.self.PID, s.clock.Now()); err != nil {
 		s.log.Warn("could not write the planned-stop marker; the gateway will record an unplanned stop", zap.Error(err))
 	}
 	if err := s.run.Terminate(); err != nil {
 		s.log.Warn("terminate gateway", zap.Error(err))
 	}
+	s.terminateGateway(context.Background())
 	s.timers.kill = s.clock.NewTimer(s.cfg.StopTimeout)
 	s.wd.stopBy = s.clock.Now().Add(s.cfg.StopTimeout)
 }

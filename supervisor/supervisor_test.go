@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == demogateway.Command {
 		os.Exit(demogateway.Main(os.Args[2:], os.Getenv, os.Stderr))
 	}
+	if len(os.Args) > 2 && os.Args[1] == "launcher" {
+		os.Exit(launcher(os.Args[2:]))
+	}
 	testHelper(os.Args[1:])
 	os.Exit(m.Run())
 }

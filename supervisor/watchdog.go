@@ -368,12 +368,12 @@ func (s *Supervisor) readyDeadline() time.Time {
 // saying running for our child. Only a gateway that writes no state file
 // for itself is judged by its pid file.
 func (s *Supervisor) judgeReady() (bool, string) {
-	l := s.cfg.Layout
-	if st, err := lockstore.ReadState(l.StateFile()); err == nil && st.PID == s.child.PID {
+	l, pid := s.cfg.Layout, s.gatewayID().PID
+	if st, err := lockstore.ReadState(l.StateFile()); err == nil && st.PID == pid {
 		return st.GatewayState == "running", "gateway_state.json says running"
 	}
 	rec, err := lockstore.ReadRecord(l.PIDFile())
-	if err != nil || rec.PID != s.child.PID {
+	if err != nil || rec.PID != pid {
 		return false, ""
 	}
 	now := s.clock.Now()

@@ -32,6 +32,7 @@ type runFlags struct {
 	demo         bool
 	stopTimeout  time.Duration
 	asService    bool
+	logFile      string
 	controlUsers []string
 	readyTimeout time.Duration
 	ctlTimeout   time.Duration
@@ -57,13 +58,22 @@ The gateway command is, in order: COMMAND after --, the config file's
 gateway. Every gateway gets HERMES_GATEWAY_EXTERNAL_SUPERVISOR=1 and
 HERMES_GATEWAY_MAX_STARTS=0 unless the config file's "env" sets them.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runSupervisor(cmd, g, f, args)
+			err := runSupervisor(cmd, g, f, args)
+			if err != nil && f.asService && service.SupportsRunAsService() {
+				log := ""
+				if layout, lerr := g.layout(); lerr == nil {
+					log = filepath.Join(layout.Home, "hermes-supervisor.log")
+				}
+				service.ReportStartupError(log, err)
+			}
+			return err
 		},
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.BoolVar(&f.demo, "demo", false, "supervise the built-in demo gateway")
 	fl.BoolVar(&f.asService, "service", false, "run under the Windows service control manager (what install sets up), logging to <home>/hermes-supervisor.log")
+	fl.StringVar(&f.logFile, "log-file", "", "log to this file, rotated at 10 MB with 3 kept, instead of stderr (launchd rotates nothing)")
 	fl.StringSliceVar(&f.controlUsers, "control-user", nil, "Windows: a SID that may also use the control pipe (the user who installed the service)")
 	fl.DurationVar(&f.stopTimeout, "stop-timeout", supervisor.DefaultStopTimeout, "how long a stop waits before killing the gateway's process tree")
 	fl.DurationVar(&f.readyTimeout, "ready-timeout", supervisor.DefaultReadyTimeout, "how long a gateway may run without writing gateway.pid before it counts as running")
@@ -94,11 +104,14 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 		return err
 	}
 	logTo := zapcore.Lock(os.Stderr)
-	if f.asService {
+	switch {
+	case f.logFile != "":
+		logTo = zapcore.AddSync(&lumberjack.Logger{Filename: f.logFile, MaxSize: 10, MaxBackups: 3})
+	case f.asService:
 		// A Windows service has no stderr: log to a rotating file in the home.
 		logTo = zapcore.AddSync(&lumberjack.Logger{Filename: filepath.Join(layout.Home, "hermes-supervisor.log"), MaxSize: 10, MaxBackups: 3})
 	}
-	log, err := g.logger(logTo, !f.asService)
+	log, err := g.logger(logTo, !f.asService && f.logFile == "")
 	if err != nil {
 		return err
 	}
@@ -239,6 +252,11 @@ func gatewayCommand(g *globals, f *runFlags, args []string, log *zap.Logger) ([]
 		return g.file.Command, nil
 	}
 	if _, err := exec.LookPath(defaultGateway[0]); err != nil {
+		if f.asService {
+			// Nobody reads a service's stderr: a demo there would pass
+			// for a working gateway.
+			return nil, fmt.Errorf("hermes is not on the service's PATH, and a service never runs the demo gateway instead: reinstall the service from a shell where hermes is on PATH, or set \"command\" in the config file: %w", err)
+		}
 		// Logged, not printed: with --log-format json stderr is one JSON stream.
 		log.Warn("hermes is not on PATH; running the built-in demo gateway instead (pass --demo to say so, or -- COMMAND to run another)")
 		return demoCommand()

@@ -153,8 +153,15 @@ gateway too: install warns about it, and with --migrate stops and disables it.
 Under sudo, --system installs for the user who ran sudo: the service runs as
 that user, with their Hermes home, lock directory and login PATH.`,
 		func(m service.Manager, sg *globals, c service.Config, f *serviceFlags) (service.Plan, error) {
-			if err := gatewayFound(sg, f, c.Path); err != nil {
+			argv, err := gatewayFound(sg, f, c.Path)
+			if err != nil {
 				return service.Plan{}, err
+			}
+			c.Command = argv
+			if !f.dryRun {
+				if c.Password, err = service.Password(sg.getenv); err != nil {
+					return service.Plan{}, err
+				}
 			}
 			return m.Install(c, f.migrate)
 		})
@@ -283,33 +290,22 @@ func serviceConfig(ctx context.Context, g *globals, f *serviceFlags) (*globals, 
 
 // gatewayFound refuses to install a service that would quietly run the
 // demo gateway: `run` falls back to it when hermes is not on PATH, which
-// in a foreground shell says so, but in a service nobody reads.
-func gatewayFound(g *globals, f *serviceFlags, path string) error {
+// in a foreground shell says so, but in a service nobody reads. It returns
+// the default gateway command with hermes resolved on the service's PATH
+// (under sudo ours is sudo's secure_path), for the service to pin; nil
+// for the demo and for a config file's command, which stays the file's.
+func gatewayFound(g *globals, f *serviceFlags, path string) ([]string, error) {
 	if f.demo || len(g.file.Command) > 0 {
-		return nil
+		return nil, nil
 	}
-	if !onPath(defaultGateway[0], path) {
-		return errors.New("hermes is not on PATH, so the service would run the demo gateway: install Hermes (or put it on PATH), set \"command\" in the config file, or pass --demo to install the demo on purpose")
+	argv, err := service.ResolveCommand(defaultGateway, path)
+	switch {
+	case errors.Is(err, service.ErrNoGateway):
+		return nil, errors.New("hermes is not on PATH, so the service would run the demo gateway: install Hermes (or put it on PATH), set \"command\" in the config file, or pass --demo to install the demo on purpose")
+	case err != nil:
+		return nil, err
 	}
-	return nil
-}
-
-// onPath reports whether name is found on path, the service's PATH rather
-// than ours (under sudo, ours is sudo's secure_path).
-func onPath(name, path string) bool {
-	if path == "" {
-		_, err := exec.LookPath(name)
-		return err == nil
-	}
-	for _, dir := range filepath.SplitList(path) {
-		if dir == "" {
-			continue
-		}
-		if _, err := exec.LookPath(filepath.Join(dir, name)); err == nil {
-			return true
-		}
-	}
-	return false
+	return argv, nil
 }
 
 // carryOut prints the plan (--dry-run) or applies it, echoing each command

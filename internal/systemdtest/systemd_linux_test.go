@@ -65,11 +65,13 @@ func TestSystemUnit(t *testing.T) {
 	const home = "/var/lib/hermes"
 	sup := []string{"hermes-supervisor", "--home", home, "--lock-dir", home + "/locks"}
 
-	// Hermes' own unit runs the gateway of this home; --migrate takes over.
+	// Hermes' own unit runs the gateway of this home (it says so with
+	// HERMES_HOME, as Hermes' units do); --migrate takes over.
 	m.must("mkdir", "-p", home)
 	m.must("sh", "-c", `cat >/etc/systemd/system/hermes-gateway.service <<'E'
 [Service]
 ExecStart=/usr/local/bin/hermes-supervisor demo-gateway --home `+home+` --lock-dir `+home+`/locks
+Environment=HERMES_HOME=`+home+`
 Restart=always
 [Install]
 WantedBy=multi-user.target

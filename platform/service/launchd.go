@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"html"
 	"os"
@@ -68,7 +69,14 @@ func (l Launchd) Plist(c Config) []byte {
 	str("\t", Label)
 	key("ProgramArguments")
 	b.WriteString("\t<array>\n")
-	for _, a := range runArgs(c) {
+	args := runArgs(c)
+	if c.System || c.UserHome != "" {
+		// launchd never rotates StandardOutPath: the supervisor writes
+		// its own log, rotated, and launchd's file keeps only what comes
+		// before logging starts.
+		args = append(args, "--log-file", filepath.Join(l.LogDir(c), "hermes-supervisor.log"))
+	}
+	for _, a := range args {
 		str("\t\t", a)
 	}
 	b.WriteString("\t</array>\n")
@@ -93,8 +101,8 @@ func (l Launchd) Plist(c Config) []byte {
 	b.WriteString("\t<integer>5</integer>\n")
 	key("ExitTimeOut")
 	fmt.Fprintf(&b, "\t<integer>%d</integer>\n", int((c.StopTimeout+stopGrace).Seconds()+0.999))
-	key("ProcessType")
-	str("\t", "Background")
+	// No ProcessType: Background throttles the supervisor and, inherited,
+	// the gateway (CPU, I/O, timers, sockets); Hermes' own plist has none.
 	if c.System && c.User != "" && c.User != "root" {
 		key("UserName")
 		str("\t", c.User)
@@ -103,9 +111,9 @@ func (l Launchd) Plist(c Config) []byte {
 	// (deploy/) leaves its log to whoever installs it.
 	if c.System || c.UserHome != "" {
 		key("StandardOutPath")
-		str("\t", filepath.Join(l.LogDir(c), "hermes-supervisor.log"))
+		str("\t", filepath.Join(l.LogDir(c), "hermes-supervisor.stderr.log"))
 		key("StandardErrorPath")
-		str("\t", filepath.Join(l.LogDir(c), "hermes-supervisor.log"))
+		str("\t", filepath.Join(l.LogDir(c), "hermes-supervisor.stderr.log"))
 	}
 	b.WriteString("</dict>\n</plist>\n")
 	return []byte(b.String())
@@ -129,7 +137,13 @@ func (l Launchd) Install(c Config, migrate bool) (Plan, error) {
 		return Plan{}, err
 	}
 	var p Plan
-	for _, f := range l.hermesAgents(c) {
+	ours, others := ownedDefinitions(l.hermesAgents(c), c.Home, nil, func(b []byte) (string, bool) {
+		return agentHome(b, filepath.Join(c.UserHome, ".hermes"))
+	})
+	for _, f := range others {
+		p.Notes = append(p.Notes, fmt.Sprintf("Hermes' own agent %s runs the gateway of another Hermes home (or cannot be read): left alone", strings.TrimSuffix(filepath.Base(f), ".plist")))
+	}
+	for _, f := range ours {
 		label := strings.TrimSuffix(filepath.Base(f), ".plist")
 		if migrate {
 			p.Notes = append(p.Notes, fmt.Sprintf("unloading and disabling Hermes' own agent %s: hermes-supervisor now restarts the gateway", label))
@@ -139,11 +153,21 @@ func (l Launchd) Install(c Config, migrate bool) (Plan, error) {
 		}
 		p.Notes = append(p.Notes, fmt.Sprintf("Hermes' own agent %s also restarts the gateway of this home; two supervisors would fight over it: rerun with --migrate to unload and disable it", label))
 	}
+	if !c.System {
+		p.do("check that the GUI domain "+l.domain(c)+" exists (a user agent needs a logged-in session)", func(ctx context.Context) error {
+			return l.guiDomain(ctx, c)
+		})
+	}
 	p.Steps = append(p.Steps, Step{Run: []string{"mkdir", "-p", l.LogDir(c)}})
 	p.write(l.PlistPath(c), 0o644, l.Plist(c))
 	p.try("launchctl", "bootout", l.target(c, Label))
+	p.do("wait until `launchctl print "+l.target(c, Label)+"` shows the old job gone", func(ctx context.Context) error {
+		return l.waitGone(ctx, c)
+	})
 	p.run("launchctl", "enable", l.target(c, Label))
-	p.run("launchctl", "bootstrap", l.domain(c), l.PlistPath(c))
+	p.do(Join([]string{"launchctl", "bootstrap", l.domain(c), l.PlistPath(c)})+" (retried on errors 5 and 37)", func(ctx context.Context) error {
+		return l.bootstrap(ctx, c)
+	})
 	l.waitRunning(&p, c)
 	return p, nil
 }
@@ -274,8 +298,95 @@ func (l Launchd) notRunning(c Config, a agentState, after string) error {
 	log := filepath.Join(l.LogDir(c), "hermes-supervisor.log")
 	lines := tailFile(log, 15)
 	if lines == "" {
+		// It died before it could log: launchd kept its stderr.
+		log = filepath.Join(l.LogDir(c), "hermes-supervisor.stderr.log")
+		lines = tailFile(log, 15)
+	}
+	if lines == "" {
 		lines = "(none readable)"
 	}
 	return fmt.Errorf("%w: %s is %q (last exit code %s)%s; its last log lines:\n%s\nfix the cause (%s has more), then run `hermes-supervisor start`",
 		ErrNotRunning, Label, a.State, a.LastExit, after, lines, log)
+}
+
+// output runs argv (launchctl) and returns what it printed.
+func (l Launchd) output(ctx context.Context, argv []string) ([]byte, error) {
+	if l.Output != nil {
+		return l.Output(ctx, argv)
+	}
+	return exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
+}
+
+// ErrNoGUISession reports a user agent installed where the user has no
+// GUI session (SSH, a headless Mac): launchd has no gui/<uid> domain.
+var ErrNoGUISession = errors.New("no GUI session for the user agent")
+
+// guiDomain checks that gui/<uid> exists: over SSH or on a headless Mac
+// it does not, bootstrap fails or the agent never starts.
+func (l Launchd) guiDomain(ctx context.Context, c Config) error {
+	if _, err := l.output(ctx, []string{"launchctl", "print", l.domain(c)}); err != nil {
+		return fmt.Errorf("%w: launchd has no domain %s (logged in over SSH, or nobody is logged in at the Mac): install with --system, which runs the supervisor as a LaunchDaemon as you, or log in at the Mac first (%v)",
+			ErrNoGUISession, l.domain(c), err)
+	}
+	return nil
+}
+
+// goneWait bounds the wait for a booted-out job to leave launchd.
+const goneWait = 15 * time.Second
+
+// waitGone waits until `launchctl print` no longer finds our job:
+// bootout returns before launchd has torn the job down, and a bootstrap
+// then fails with "Bootstrap failed: 5: Input/output error".
+func (l Launchd) waitGone(ctx context.Context, c Config) error {
+	ctx, cancel := context.WithTimeout(ctx, goneWait)
+	defer cancel()
+	err := poll(ctx, 100*time.Millisecond, func() (bool, error) {
+		_, err := l.output(ctx, []string{"launchctl", "print", l.target(c, Label)})
+		return err != nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s is still loaded %v after bootout: %w", Label, goneWait, err)
+	}
+	return nil
+}
+
+// bootstrapTries bounds the retries of a bootstrap that hits launchd's
+// teardown race.
+const bootstrapTries = 5
+
+// bootstrap loads the plist, retrying errors 5 (EIO: the old job is still
+// being torn down) and 37 (EALREADY: an operation on it is in progress),
+// after waiting for the old job to go again.
+func (l Launchd) bootstrap(ctx context.Context, c Config) error {
+	argv := []string{"launchctl", "bootstrap", l.domain(c), l.PlistPath(c)}
+	var err error
+	for try := 1; try <= bootstrapTries; try++ {
+		var out []byte
+		out, err = l.output(ctx, argv)
+		if err == nil {
+			return nil
+		}
+		err = fmt.Errorf("%s: %w: %s", Join(argv), err, strings.TrimSpace(string(out)))
+		if code := exitCode(err); code != 5 && code != 37 {
+			return err
+		}
+		if werr := l.waitGone(ctx, c); werr != nil {
+			return errors.Join(err, werr)
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(err, ctx.Err())
+		case <-time.After(time.Duration(try) * 100 * time.Millisecond):
+		}
+	}
+	return err
+}
+
+// exitCode is the exit status err carries, or -1.
+func exitCode(err error) int {
+	var e interface{ ExitCode() int }
+	if errors.As(err, &e) {
+		return e.ExitCode()
+	}
+	return -1
 }

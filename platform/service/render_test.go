@@ -141,8 +141,8 @@ func TestPlistKeys(t *testing.T) {
 		switch {
 		case a.Label == nil || *a.Label != Label:
 			t.Errorf("Label %v", a.Label)
-		case !slices.Equal(a.ProgramArguments, runArgs(c)):
-			t.Errorf("ProgramArguments %q, want %q", a.ProgramArguments, runArgs(c))
+		case !slices.Equal(a.ProgramArguments, append(runArgs(c), "--log-file", filepath.Join(Launchd{}.LogDir(c), "hermes-supervisor.log"))):
+			t.Errorf("ProgramArguments %q, want %q and the rotated log file", a.ProgramArguments, runArgs(c))
 		case a.EnvironmentVariables["HERMES_HOME"] != c.Home || a.EnvironmentVariables["PATH"] != c.Path:
 			t.Errorf("environment %q, want HERMES_HOME %q and PATH %q", a.EnvironmentVariables, c.Home, c.Path)
 		case a.RunAtLoad == nil || !*a.RunAtLoad:
@@ -160,11 +160,13 @@ func TestPlistKeys(t *testing.T) {
 }
 
 func TestPlans(t *testing.T) {
+	// Hermes' definitions for ann's default home and for her work profile
+	// (testdata/migrate): only the first is this home's.
 	hermesUnit := func(pattern string) ([]string, error) {
-		return []string{filepath.Join(filepath.Dir(pattern), "hermes-gateway.service")}, nil
+		return filepath.Glob(filepath.Join("testdata", "migrate", "systemd", filepath.Base(pattern)))
 	}
 	hermesAgent := func(pattern string) ([]string, error) {
-		return []string{filepath.Join(filepath.Dir(pattern), "ai.hermes.gateway.plist")}, nil
+		return filepath.Glob(filepath.Join("testdata", "migrate", "launchd", filepath.Base(pattern)))
 	}
 	none := func(string) ([]string, error) { return nil, nil }
 	tests := []struct {
@@ -178,7 +180,7 @@ func TestPlans(t *testing.T) {
 			[]string{"loginctl enable-linger"}},
 		{"systemd install warns about Hermes' unit", func() (Plan, error) { return Systemd{Glob: hermesUnit}.Install(ann(false), false) },
 			[][]string{{"systemctl", "--user", "daemon-reload"}, {"systemctl", "--user", "enable", "hermes-supervisor.service"}, {"systemctl", "--user", "restart", "--no-block", "hermes-supervisor.service"}},
-			[]string{"Hermes' own unit hermes-gateway.service also restarts", "--migrate"}},
+			[]string{"Hermes' own unit hermes-gateway.service also restarts", "--migrate", "hermes-gateway-work.service runs the gateway of another Hermes home"}},
 		{"systemd install --migrate disables Hermes' unit first", func() (Plan, error) { return Systemd{Glob: hermesUnit}.Install(ann(false), true) },
 			[][]string{{"systemctl", "--user", "disable", "--now", "hermes-gateway.service"}, {"systemctl", "--user", "daemon-reload"}, {"systemctl", "--user", "enable", "hermes-supervisor.service"}, {"systemctl", "--user", "restart", "--no-block", "hermes-supervisor.service"}},
 			[]string{"disabling Hermes' own unit hermes-gateway.service"}},
@@ -187,13 +189,13 @@ func TestPlans(t *testing.T) {
 		{"systemd stop", func() (Plan, error) { return Systemd{}.Control(ann(false), "stop") },
 			[][]string{{"systemctl", "--user", "stop", "hermes-supervisor.service"}}, nil},
 		{"launchd install uses bootstrap, not load", func() (Plan, error) { return Launchd{Glob: none}.Install(ann(false), false) },
-			[][]string{{"mkdir", "-p", "/home/ann/Library/Logs/hermes-supervisor"}, {"launchctl", "bootout", "gui/501/ai.hermes.supervisor"}, {"launchctl", "enable", "gui/501/ai.hermes.supervisor"}, {"launchctl", "bootstrap", "gui/501", "/home/ann/Library/LaunchAgents/ai.hermes.supervisor.plist"}},
+			[][]string{{"mkdir", "-p", "/home/ann/Library/Logs/hermes-supervisor"}, {"launchctl", "bootout", "gui/501/ai.hermes.supervisor"}, {"launchctl", "enable", "gui/501/ai.hermes.supervisor"}},
 			nil},
 		{"launchd install --migrate unloads Hermes' agent", func() (Plan, error) { return Launchd{Glob: hermesAgent}.Install(ann(false), true) },
-			[][]string{{"launchctl", "bootout", "gui/501/ai.hermes.gateway"}, {"launchctl", "disable", "gui/501/ai.hermes.gateway"}, {"mkdir", "-p", "/home/ann/Library/Logs/hermes-supervisor"}, {"launchctl", "bootout", "gui/501/ai.hermes.supervisor"}, {"launchctl", "enable", "gui/501/ai.hermes.supervisor"}, {"launchctl", "bootstrap", "gui/501", "/home/ann/Library/LaunchAgents/ai.hermes.supervisor.plist"}},
+			[][]string{{"launchctl", "bootout", "gui/501/ai.hermes.gateway"}, {"launchctl", "disable", "gui/501/ai.hermes.gateway"}, {"mkdir", "-p", "/home/ann/Library/Logs/hermes-supervisor"}, {"launchctl", "bootout", "gui/501/ai.hermes.supervisor"}, {"launchctl", "enable", "gui/501/ai.hermes.supervisor"}},
 			[]string{"unloading and disabling Hermes' own agent ai.hermes.gateway"}},
 		{"launchd system daemon", func() (Plan, error) { return Launchd{Glob: none}.Install(ann(true), false) },
-			[][]string{{"mkdir", "-p", "/Library/Logs/hermes-supervisor"}, {"launchctl", "bootout", "system/ai.hermes.supervisor"}, {"launchctl", "enable", "system/ai.hermes.supervisor"}, {"launchctl", "bootstrap", "system", "/Library/LaunchDaemons/ai.hermes.supervisor.plist"}},
+			[][]string{{"mkdir", "-p", "/Library/Logs/hermes-supervisor"}, {"launchctl", "bootout", "system/ai.hermes.supervisor"}, {"launchctl", "enable", "system/ai.hermes.supervisor"}},
 			nil},
 		{"launchd restart", func() (Plan, error) { return Launchd{}.Control(ann(false), "restart") },
 			[][]string{{"launchctl", "kickstart", "-k", "gui/501/ai.hermes.supervisor"}}, nil},

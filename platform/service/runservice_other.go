@@ -16,3 +16,10 @@ func RunAsService(name string, _ time.Duration, _ func(ctx context.Context) erro
 
 // SupportsRunAsService reports whether RunAsService can work here.
 func SupportsRunAsService() bool { return false }
+
+// reportEvent: systemd and launchd keep the supervisor's stderr.
+func reportEvent(string) {}
+
+// Password returns nothing: systemd and launchd run the service as its
+// user without a password.
+func Password(func(string) string) (string, error) { return "", nil }

@@ -20,5 +20,26 @@ func scmArgs(c Config, installer string) []string {
 	if installer != "" {
 		args = append(args, "--control-user", installer)
 	}
+	if len(c.Command) > 0 && !c.Demo {
+		// The service manager passes no PATH of the user's: the gateway
+		// install found is pinned here, and `run` never falls back to
+		// the demo as a service.
+		args = append(append(args, "--"), c.Command...)
+	}
 	return args
+}
+
+// serviceSDDL is the service's DACL: Windows' default for a service
+// (LocalSystem and Administrators in full, interactive and service
+// users may query) plus the installing user, who may also start, stop and
+// query it, so that `hermes-supervisor start` after a stop works without
+// an elevated shell. installer is a SID string.
+func serviceSDDL(installer string) string {
+	const base = "D:(A;;CCLCSWRPWPDTLOCRRC;;;SY)(A;;CCDCLCSWRPWPDTLOCRSDRCWDWO;;;BA)(A;;CCLCSWLOCRRC;;;IU)(A;;CCLCSWLOCRRC;;;SU)"
+	if installer == "" {
+		return base
+	}
+	// CC query config, LC query status, SW enumerate dependents, RP
+	// start, WP stop, LO interrogate, CR user-defined control, RC read.
+	return base + "(A;;CCLCSWRPWPLOCRRC;;;" + installer + ")"
 }

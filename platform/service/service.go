@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -49,6 +50,15 @@ type Config struct {
 	Path string
 	// Demo runs the built-in demo gateway, on purpose.
 	Demo bool
+	// Command is the gateway command with its program resolved to an
+	// absolute path at install (see ResolveCommand); empty leaves `run`'s
+	// own choice. The Windows service pins it on its command line, since
+	// the service manager passes the service no PATH of the user's.
+	Command []string
+	// Password is the installing user's Windows password: the service runs
+	// as that user (docs/security.md), and the service manager stores it to
+	// log on. Unused elsewhere.
+	Password string
 	// Wait is how long install, start and restart wait for the service to
 	// be really running (systemd: active after READY); 0 does not wait.
 	Wait time.Duration
@@ -114,6 +124,10 @@ func (p *Plan) write(path string, mode os.FileMode, data []byte) {
 }
 
 func (p *Plan) run(argv ...string) { p.Steps = append(p.Steps, Step{Run: argv}) }
+
+func (p *Plan) do(what string, f func(ctx context.Context) error) {
+	p.Steps = append(p.Steps, Step{Do: f, What: what})
+}
 
 func (p *Plan) try(argv ...string) { p.Steps = append(p.Steps, Step{Run: argv, MayFail: true}) }
 
@@ -316,4 +330,46 @@ func runArgs(c Config) []string {
 		args = append(args, "--demo")
 	}
 	return args
+}
+
+// PasswordEnv names the environment variable install reads the installing
+// user's Windows password from (see Config.Password).
+const PasswordEnv = "HERMES_SUPERVISOR_PASSWORD"
+
+// ErrNeedPassword reports a Windows install without the user's password.
+var ErrNeedPassword = errors.New("service: the installing user's password is needed")
+
+// ErrNoGateway reports a gateway program that is not on the service's PATH.
+var ErrNoGateway = errors.New("gateway program not found")
+
+// ResolveCommand returns argv with its program looked up on path (the
+// service's PATH; the current one when path is empty) and made absolute,
+// so that the service runs the program install found, whatever PATH the
+// service manager gives it. It wraps ErrNoGateway when it is not found.
+func ResolveCommand(argv []string, path string) ([]string, error) {
+	if len(argv) == 0 {
+		return nil, fmt.Errorf("empty command: %w", ErrNoGateway)
+	}
+	var found string
+	if path == "" || filepath.IsAbs(argv[0]) {
+		found, _ = exec.LookPath(argv[0])
+	} else {
+		for _, dir := range filepath.SplitList(path) {
+			if dir == "" || !filepath.IsAbs(dir) {
+				continue // a relative PATH entry means nothing to a service
+			}
+			if p, err := exec.LookPath(filepath.Join(dir, argv[0])); err == nil {
+				found = p
+				break
+			}
+		}
+	}
+	if found == "" {
+		return nil, fmt.Errorf("%s is not on PATH: %w", argv[0], ErrNoGateway)
+	}
+	abs, err := filepath.Abs(found)
+	if err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", found, err)
+	}
+	return append([]string{abs}, argv[1:]...), nil
 }

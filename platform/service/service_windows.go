@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
 	"golang.org/x/sys/windows/svc"
+	"golang.org/x/sys/windows/svc/eventlog"
 	"golang.org/x/sys/windows/svc/mgr"
 
 	"github.com/hermes-agent/hermes-supervisor/platform"
@@ -20,9 +22,19 @@ import (
 func New() Manager { return SCM{} }
 
 // SCM drives the Windows service control manager through its API. The
-// service runs as LocalSystem with the home pinned on its command line;
-// the control pipe also admits the user who installed it.
+// service runs as the user who installs it, never as LocalSystem
+// (docs/security.md), with the home, the gateway command and the PATH
+// pinned; the control pipe also admits that user.
 type SCM struct{}
+
+// shutdownBudget is how long the gateway gets to stop at system shutdown,
+// against the supervisor's usual stop timeout: Windows waits for a
+// pre-shutdown service only preshutdownTimeout (set at install), and when
+// the supervisor exits its job object takes the gateway down hard.
+const (
+	shutdownBudget     = 8 * time.Second
+	preshutdownTimeout = shutdownBudget + 4*time.Second
+)
 
 // Recovery is what the SCM does when the supervisor dies (see
 // recoveryDelays).
@@ -44,25 +56,55 @@ func (m SCM) Install(c Config, migrate bool) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
+	account, err := currentAccount()
+	if err != nil {
+		return Plan{}, err
+	}
 	var p Plan
-	if migrate {
-		p.Notes = append(p.Notes, "ending and disabling Hermes' own Scheduled Task "+hermesTask+" (if present): hermes-supervisor now restarts the gateway")
-		p.try("schtasks", "/End", "/TN", hermesTask)
-		p.try("schtasks", "/Change", "/TN", hermesTask, "/Disable")
-	} else {
-		p.Notes = append(p.Notes, "if Hermes' own Scheduled Task "+hermesTask+" exists it also restarts the gateway of this home: rerun with --migrate to disable it")
+	startup := filepath.Join(c.UserHome, "AppData", "Roaming", "Microsoft", "Windows", "Start Menu", "Programs", "Startup")
+	tasks, entries := hermesWindowsLaunchers(c.Home, startup, nil, nil)
+	for _, task := range tasks {
+		if !migrate {
+			p.Notes = append(p.Notes, "Hermes' own Scheduled Task "+task+" also restarts the gateway of this home: rerun with --migrate to disable it")
+			continue
+		}
+		p.Notes = append(p.Notes, "ending and disabling Hermes' own Scheduled Task "+task+": hermes-supervisor now restarts the gateway")
+		p.try("schtasks", "/End", "/TN", task)
+		p.try("schtasks", "/Change", "/TN", task, "/Disable")
+	}
+	for _, e := range entries {
+		// Windows opens every file in the Startup folder at logon, so
+		// the entry moves out of it, next to the launcher it starts.
+		aside := filepath.Join(c.Home, "gateway-service", filepath.Base(e)+".startup-disabled")
+		if !migrate {
+			p.Notes = append(p.Notes, "Hermes' Startup-folder launcher "+e+" also starts the gateway of this home at logon: rerun with --migrate to move it aside")
+			continue
+		}
+		p.Notes = append(p.Notes, "moving Hermes' Startup-folder launcher "+e+" to "+aside)
+		p.do("move "+e+" to "+aside, func(context.Context) error { return os.Rename(e, aside) })
 	}
 	args := scmArgs(c, installer)
-	p.do(fmt.Sprintf("create or update service %s: %s (automatic start, LocalSystem)", Name, Join(append([]string{c.Exe}, args...))), func(context.Context) error {
-		return withManager(func(sm *mgr.Mgr) error {
+	p.Steps = append(p.Steps, Step{What: "grant " + account + " the right to log on as a service", MayFail: true,
+		Do: func(context.Context) error { return grantServiceLogon(installer) }})
+	p.do(fmt.Sprintf("stop service %s if it runs, then create or update it: %s (automatic start, as %s)", Name, Join(append([]string{c.Exe}, args...)), account), func(ctx context.Context) error {
+		if c.Password == "" {
+			return fmt.Errorf("%w: the service runs as %s, not as LocalSystem, and the service manager needs that account's Windows password to log on as it: set %s", ErrNeedPassword, account, PasswordEnv)
+		}
+		return withManager(windows.SC_MANAGER_CONNECT|windows.SC_MANAGER_CREATE_SERVICE, func(sm *mgr.Mgr) error {
 			cfg := mgr.Config{StartType: mgr.StartAutomatic, DisplayName: "Hermes supervisor",
-				Description: "Supervises the Hermes Agent gateway for " + c.Home + " (hermes-supervisor)."}
+				Description:      "Supervises the Hermes Agent gateway for " + c.Home + " (hermes-supervisor).",
+				ServiceStartName: account, Password: c.Password}
 			s, err := sm.OpenService(Name)
 			if err == nil {
-				// Reinstall: change only the command line and start
-				// type (mgr's UpdateConfig also sets options that older
-				// service managers, and Wine's, reject).
+				// Reinstall: the old binary and arguments must not keep
+				// running, so stop first. Then change only the command
+				// line, start type and account (mgr's UpdateConfig also
+				// sets options that older service managers, and Wine's,
+				// reject); the start step below runs the new one.
 				defer s.Close()
+				if err := stopHandle(ctx, s, c.StopTimeout+stopGrace); err != nil {
+					return err
+				}
 				bin := windows.EscapeArg(c.Exe)
 				for _, a := range args {
 					bin += " " + windows.EscapeArg(a)
@@ -71,8 +113,16 @@ func (m SCM) Install(c Config, migrate bool) (Plan, error) {
 				if err != nil {
 					return err
 				}
+				acct, err := windows.UTF16PtrFromString(account)
+				if err != nil {
+					return err
+				}
+				pw, err := windows.UTF16PtrFromString(c.Password)
+				if err != nil {
+					return err
+				}
 				return windows.ChangeServiceConfig(s.Handle, windows.SERVICE_NO_CHANGE, mgr.StartAutomatic,
-					windows.SERVICE_NO_CHANGE, path, nil, nil, nil, nil, nil, nil)
+					windows.SERVICE_NO_CHANGE, path, nil, nil, nil, acct, pw, nil)
 			}
 			s, err = sm.CreateService(Name, c.Exe, cfg, args...)
 			if err != nil {
@@ -81,8 +131,27 @@ func (m SCM) Install(c Config, migrate bool) (Plan, error) {
 			return s.Close()
 		})
 	})
+	p.do("let "+account+" start, stop and query the service without an elevated shell", func(context.Context) error {
+		return withService(windows.READ_CONTROL|windows.WRITE_DAC, func(s *mgr.Service) error { return grantInstaller(s.Handle, installer) })
+	})
+	if c.Path != "" {
+		p.do("pin the service's PATH (its registry Environment) to the installing shell's", func(context.Context) error {
+			return pinEnvironment([]string{"PATH=" + c.Path})
+		})
+	}
+	p.do(fmt.Sprintf("at system shutdown, give the gateway %v to stop (pre-shutdown, %v)", shutdownBudget, preshutdownTimeout), func(context.Context) error {
+		return withService(windows.SERVICE_CHANGE_CONFIG, func(s *mgr.Service) error {
+			info := uint32(preshutdownTimeout / time.Millisecond) // SERVICE_PRESHUTDOWN_INFO: one DWORD
+			err := windows.ChangeServiceConfig2(s.Handle, windows.SERVICE_CONFIG_PRESHUTDOWN_INFO, (*byte)(unsafe.Pointer(&info)))
+			if errors.Is(err, windows.ERROR_INVALID_LEVEL) || errors.Is(err, windows.ERROR_INVALID_PARAMETER) {
+				return nil // Wine's service manager keeps no pre-shutdown timeout; Windows' default then applies
+			}
+			return err
+		})
+	})
 	p.do("set recovery: restart after 5 s, 10 s, then every 60 s, also after a non-zero exit; reset after a day", func(context.Context) error {
-		return withService(func(s *mgr.Service) error {
+		// Restart actions need SERVICE_START as well as the change right.
+		return withService(windows.SERVICE_CHANGE_CONFIG|windows.SERVICE_START, func(s *mgr.Service) error {
 			if err := s.SetRecoveryActions(Recovery, recoveryReset); err != nil {
 				return err
 			}
@@ -96,6 +165,14 @@ func (m SCM) Install(c Config, migrate bool) (Plan, error) {
 			return err
 		})
 	})
+	p.Steps = append(p.Steps, Step{What: "register " + Name + " as an event log source, for errors before the service starts", MayFail: true,
+		Do: func(context.Context) error {
+			err := eventlog.InstallAsEventCreate(Name, eventlog.Error|eventlog.Warning|eventlog.Info)
+			if err != nil && strings.Contains(err.Error(), "already exists") {
+				return nil // a reinstall
+			}
+			return err
+		}})
 	p.do("start service "+Name, func(ctx context.Context) error { return startService(ctx) })
 	waitRunning(&p, c)
 	return p, nil
@@ -107,8 +184,10 @@ func (m SCM) Uninstall(c Config) (Plan, error) {
 	p.Steps = append(p.Steps, Step{What: "stop service " + Name + " and wait for it", MayFail: true,
 		Do: func(ctx context.Context) error { return stopService(ctx, c.StopTimeout+stopGrace) }})
 	p.do("delete service "+Name, func(context.Context) error {
-		return withService(func(s *mgr.Service) error { return s.Delete() })
+		return withService(windows.DELETE, func(s *mgr.Service) error { return s.Delete() })
 	})
+	p.Steps = append(p.Steps, Step{What: "unregister the event log source " + Name, MayFail: true,
+		Do: func(context.Context) error { return eventlog.Remove(Name) }})
 	return p, nil
 }
 
@@ -186,7 +265,7 @@ func binaryPath(h windows.Handle) (string, error) {
 // that stops ends the wait at once with its last log lines.
 func waitRunning(p *Plan, c Config) {
 	p.wait(c, "service "+Name+" is running", func(ctx context.Context) error {
-		return withService(func(s *mgr.Service) error {
+		return withService(windows.SERVICE_QUERY_STATUS, func(s *mgr.Service) error {
 			var now svc.Status
 			var pid uint32
 			var since time.Time
@@ -225,32 +304,38 @@ func notRunning(c Config, st svc.Status, after string) error {
 
 func isAdmin() bool { return windows.GetCurrentProcessToken().IsElevated() }
 
-func (p *Plan) do(what string, f func(ctx context.Context) error) {
-	p.Steps = append(p.Steps, Step{Do: f, What: what})
-}
-
-func withManager(f func(*mgr.Mgr) error) error {
-	sm, err := mgr.Connect()
+// withManager connects to the service manager with only the rights
+// access names: mgr.Connect asks for all of them, which a user who is not
+// an administrator never gets, even to start a service they may start.
+func withManager(access uint32, f func(*mgr.Mgr) error) error {
+	h, err := windows.OpenSCManager(nil, nil, access)
 	if err != nil {
 		return fmt.Errorf("connect to the service manager: %w (run as an administrator)", err)
 	}
+	sm := &mgr.Mgr{Handle: h}
 	defer sm.Disconnect()
 	return f(sm)
 }
 
-func withService(f func(*mgr.Service) error) error {
-	return withManager(func(sm *mgr.Mgr) error {
-		s, err := sm.OpenService(Name)
+// withService opens our service with only the rights access names.
+func withService(access uint32, f func(*mgr.Service) error) error {
+	return withManager(windows.SC_MANAGER_CONNECT, func(sm *mgr.Mgr) error {
+		name, err := windows.UTF16PtrFromString(Name)
+		if err != nil {
+			return err
+		}
+		h, err := windows.OpenService(sm.Handle, name, access)
 		if err != nil {
 			return fmt.Errorf("open service %s: %w (is it installed?)", Name, err)
 		}
+		s := &mgr.Service{Name: Name, Handle: h}
 		defer s.Close()
 		return f(s)
 	})
 }
 
 func startService(context.Context) error {
-	return withService(func(s *mgr.Service) error {
+	return withService(windows.SERVICE_START, func(s *mgr.Service) error {
 		err := s.Start()
 		if errors.Is(err, windows.ERROR_SERVICE_ALREADY_RUNNING) {
 			return nil
@@ -261,25 +346,33 @@ func startService(context.Context) error {
 
 // stopService asks the service to stop and waits up to wait for it.
 func stopService(ctx context.Context, wait time.Duration) error {
-	return withService(func(s *mgr.Service) error {
-		st, err := s.Control(svc.Stop)
-		if err != nil && !errors.Is(err, windows.ERROR_SERVICE_NOT_ACTIVE) {
+	return withService(windows.SERVICE_STOP|windows.SERVICE_QUERY_STATUS, func(s *mgr.Service) error {
+		return stopHandle(ctx, s, wait)
+	})
+}
+
+// stopHandle stops s, when it runs, and waits up to wait for it.
+func stopHandle(ctx context.Context, s *mgr.Service, wait time.Duration) error {
+	st, err := s.Control(svc.Stop)
+	if err != nil && !errors.Is(err, windows.ERROR_SERVICE_NOT_ACTIVE) {
+		return err
+	}
+	if errors.Is(err, windows.ERROR_SERVICE_NOT_ACTIVE) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for st.State != svc.Stopped {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("service %s did not stop within %v", Name, wait)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if st, err = s.Query(); err != nil {
 			return err
 		}
-		ctx, cancel := context.WithTimeout(ctx, wait)
-		defer cancel()
-		for st.State != svc.Stopped {
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("service %s did not stop within %v", Name, wait)
-			case <-time.After(100 * time.Millisecond):
-			}
-			if st, err = s.Query(); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // RunAsService runs run as the Windows service name, under the service
@@ -288,7 +381,7 @@ func stopService(ctx context.Context, wait time.Duration) error {
 // same grace the other managers get, is the hint for how long that takes. This is an explicit path (run --service) rather than detection,
 // which fails under Wine, where services run outside session 0.
 func RunAsService(name string, stopTimeout time.Duration, run func(ctx context.Context) error) error {
-	h := &handler{run: run, stopWait: stopTimeout + stopGrace}
+	h := &handler{run: run, stopWait: stopTimeout + stopGrace, shutdownBudget: shutdownBudget}
 	if err := svc.Run(name, h); err != nil {
 		return fmt.Errorf("run as service %s: %w", name, err)
 	}
@@ -298,7 +391,11 @@ func RunAsService(name string, stopTimeout time.Duration, run func(ctx context.C
 type handler struct {
 	run      func(ctx context.Context) error
 	stopWait time.Duration
-	err      error
+	// shutdownBudget bounds a stop at system shutdown: Windows waits no
+	// longer for a pre-shutdown service, and when Execute returns the
+	// process exits and the job object ends the gateway's tree.
+	shutdownBudget time.Duration
+	err            error
 }
 
 func (h *handler) Execute(_ []string, reqs <-chan svc.ChangeRequest, status chan<- svc.Status) (bool, uint32) {
@@ -307,10 +404,14 @@ func (h *handler) Execute(_ []string, reqs <-chan svc.ChangeRequest, status chan
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- h.run(ctx) }()
-	running := svc.Status{State: svc.Running, Accepts: svc.AcceptStop | svc.AcceptShutdown}
+	running := svc.Status{State: svc.Running, Accepts: svc.AcceptStop | svc.AcceptShutdown | svc.AcceptPreShutdown}
 	status <- running
+	var budget <-chan time.Time
 	for {
 		select {
+		case <-budget:
+			h.err = errors.New("the gateway did not stop within the shutdown budget; its job object ends it")
+			return false, 0
 		case err := <-done:
 			h.err = err
 			if err != nil {
@@ -325,9 +426,17 @@ func (h *handler) Execute(_ []string, reqs <-chan svc.ChangeRequest, status chan
 			switch r.Cmd {
 			case svc.Interrogate:
 				status <- r.CurrentStatus
-			case svc.Stop, svc.Shutdown:
+			case svc.Stop:
 				status <- svc.Status{State: svc.StopPending, WaitHint: uint32(h.stopWait / time.Millisecond)}
 				cancel()
+			case svc.PreShutdown, svc.Shutdown:
+				// The machine goes down: the gateway gets the marker and a
+				// short budget, not the full stop timeout.
+				status <- svc.Status{State: svc.StopPending, WaitHint: uint32(h.shutdownBudget / time.Millisecond)}
+				cancel()
+				if budget == nil {
+					budget = time.After(h.shutdownBudget)
+				}
 			}
 		}
 	}
@@ -335,3 +444,15 @@ func (h *handler) Execute(_ []string, reqs <-chan svc.ChangeRequest, status chan
 
 // SupportsRunAsService reports whether RunAsService can work here.
 func SupportsRunAsService() bool { return true }
+
+// reportEvent writes msg to the Application event log as the service's
+// source (registered at install; an unregistered source still logs, with
+// Windows' "description not found" preamble).
+func reportEvent(msg string) {
+	l, err := eventlog.Open(Name)
+	if err != nil {
+		return
+	}
+	defer l.Close()
+	_ = l.Error(1, msg)
+}

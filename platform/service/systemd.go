@@ -106,7 +106,13 @@ func (s Systemd) Install(c Config, migrate bool) (Plan, error) {
 		return Plan{}, err
 	}
 	var p Plan
-	for _, u := range s.hermesUnits(c) {
+	ours, others := ownedDefinitions(s.hermesUnits(c), c.Home, nil, func(b []byte) (string, bool) {
+		return hermesUnitHome(b, filepath.Join(c.UserHome, ".hermes"))
+	})
+	for _, u := range others {
+		p.Notes = append(p.Notes, fmt.Sprintf("Hermes' own unit %s runs the gateway of another Hermes home (or cannot be read): left alone", filepath.Base(u)))
+	}
+	for _, u := range ours {
 		name := filepath.Base(u)
 		if migrate {
 			p.Notes = append(p.Notes, fmt.Sprintf("disabling Hermes' own unit %s: hermes-supervisor now restarts the gateway", name))
@@ -119,7 +125,11 @@ func (s Systemd) Install(c Config, migrate bool) (Plan, error) {
 	// install --system) must deal with that user's too. Their manager is
 	// reached as user@ (systemd 248 and later).
 	if c.System && c.User != "" && c.User != "root" && c.UserHome != "" {
-		for _, u := range globSorted(s.Glob, filepath.Join(c.UserHome, ".config", "systemd", "user", "hermes-gateway*.service")) {
+		units := globSorted(s.Glob, filepath.Join(c.UserHome, ".config", "systemd", "user", "hermes-gateway*.service"))
+		ours, _ := ownedDefinitions(units, c.Home, nil, func(b []byte) (string, bool) {
+			return hermesUnitHome(b, filepath.Join(c.UserHome, ".hermes"))
+		})
+		for _, u := range ours {
 			name := filepath.Base(u)
 			if migrate {
 				p.Notes = append(p.Notes, fmt.Sprintf("disabling %s's own Hermes unit %s: hermes-supervisor now restarts the gateway", c.User, name))

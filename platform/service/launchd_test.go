@@ -1,0 +1,139 @@
+//go:build !windows
+
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
+)
+
+// exitErr is how a failed launchctl looks: an exit status.
+type exitErr int
+
+func (e exitErr) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+func (e exitErr) ExitCode() int { return int(e) }
+
+// fakeLaunchctl answers launchctl as launchd does around a reinstall: our
+// job stays loaded for gone prints after bootout, and bootstrap fails with
+// the given errors first.
+type fakeLaunchctl struct {
+	noGUI     bool
+	gone      int // prints of our job before it is gone
+	bootstrap []error
+	calls     []string
+}
+
+func (f *fakeLaunchctl) output(_ context.Context, argv []string) ([]byte, error) {
+	f.calls = append(f.calls, strings.Join(argv[1:], " "))
+	switch {
+	case argv[1] == "print" && !strings.Contains(argv[2], "/"):
+		if f.noGUI {
+			return []byte("Could not find domain for port identifier"), exitErr(113)
+		}
+		return []byte("gui/501 = {"), nil
+	case argv[1] == "print":
+		if f.gone > 0 {
+			f.gone--
+			return []byte("state = running"), nil
+		}
+		return []byte("Could not find service"), exitErr(113)
+	case argv[1] == "bootstrap" && len(f.bootstrap) > 0:
+		err := f.bootstrap[0]
+		f.bootstrap = f.bootstrap[1:]
+		return []byte("Bootstrap failed: " + err.Error()), err
+	}
+	return nil, nil
+}
+
+func launchdInstall(t *testing.T, f *fakeLaunchctl) error {
+	t.Helper()
+	c := Config{Exe: "/usr/local/bin/hermes-supervisor", Home: "/Users/ann/.hermes", StopTimeout: 75 * time.Second,
+		UserHome: testdir.New(t), UID: 501}
+	p, err := Launchd{Glob: func(string) ([]string, error) { return nil, nil }, Output: f.output}.Install(c, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(_ context.Context, argv []string) error {
+		if argv[0] == "launchctl" {
+			f.calls = append(f.calls, strings.Join(argv[1:], " "))
+		}
+		return nil
+	}
+	return p.Apply(context.Background(), run)
+}
+
+// A reinstall waits for the old job to leave launchd before bootstrap,
+// and a bootstrap that hits the teardown race (5, or 37) is retried.
+func TestLaunchdBootstrapRace(t *testing.T) {
+	tests := []struct {
+		name       string
+		bootstrap  []error
+		ok         bool
+		bootstraps int
+	}{
+		{"first try", nil, true, 1},
+		{"fails once with 5", []error{exitErr(5)}, true, 2},
+		{"fails once with 37", []error{exitErr(37)}, true, 2},
+		{"another error is final", []error{exitErr(1)}, false, 1},
+		{"5 every time gives up", []error{exitErr(5), exitErr(5), exitErr(5), exitErr(5), exitErr(5)}, false, bootstrapTries},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeLaunchctl{gone: 2, bootstrap: tt.bootstrap}
+			err := launchdInstall(t, f)
+			if (err == nil) != tt.ok {
+				t.Fatalf("install: %v, want ok %v; calls %q", err, tt.ok, f.calls)
+			}
+			n := 0
+			for _, c := range f.calls {
+				if strings.HasPrefix(c, "bootstrap ") {
+					n++
+				}
+			}
+			if n != tt.bootstraps {
+				t.Errorf("%d bootstraps, want %d: %q", n, tt.bootstraps, f.calls)
+			}
+			// The old job was seen gone before the first bootstrap.
+			first := -1
+			for i, c := range f.calls {
+				if strings.HasPrefix(c, "bootstrap ") {
+					first = i
+					break
+				}
+			}
+			if first < 1 || f.calls[first-1] != "enable gui/501/ai.hermes.supervisor" || f.gone != 0 {
+				t.Errorf("bootstrap before the old job was gone: %q", f.calls)
+			}
+		})
+	}
+}
+
+// Over SSH or on a headless Mac there is no gui/<uid>: install stops
+// before writing anything and points to --system.
+func TestLaunchdNoGUISession(t *testing.T) {
+	f := &fakeLaunchctl{noGUI: true}
+	err := launchdInstall(t, f)
+	if !errors.Is(err, ErrNoGUISession) || !strings.Contains(err.Error(), "--system") {
+		t.Fatalf("install without a GUI session: %v", err)
+	}
+	if !reflect.DeepEqual(f.calls, []string{"print gui/501"}) {
+		t.Errorf("launchctl calls %q, want only the domain check", f.calls)
+	}
+}
+
+// Hermes' own plist has no ProcessType, and neither has ours: Background
+// would throttle the gateway.
+func TestPlistHasNoProcessType(t *testing.T) {
+	for _, system := range []bool{false, true} {
+		if p := string(Launchd{}.Plist(ann(system))); strings.Contains(p, "ProcessType") {
+			t.Errorf("plist (system %v) sets ProcessType:\n%s", system, p)
+		}
+	}
+}

@@ -1,0 +1,24 @@
+package service
+
+import (
+	"fmt"
+	"os"
+	"time"
+)
+
+// ReportStartupError records err, which ended `run --service` before or
+// instead of supervising, where someone will read it: a line in logPath
+// (the home's hermes-supervisor.log; skipped when empty) and, on Windows,
+// the Application event log under the service's name. A service has no
+// stderr, and the user otherwise sees only error 1053 or 1067 and a
+// recovery loop.
+func ReportStartupError(logPath string, err error) {
+	msg := fmt.Sprintf("hermes-supervisor could not run as a service: %v", err)
+	if logPath != "" {
+		if f, ferr := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); ferr == nil {
+			fmt.Fprintf(f, "%s\tERROR\t%s\n", time.Now().UTC().Format(time.RFC3339), msg)
+			f.Close()
+		}
+	}
+	reportEvent(msg)
+}

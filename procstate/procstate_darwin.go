@@ -1,0 +1,42 @@
+package procstate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// Hermes stores int(round(create_time*100)), which pythonCentiseconds
+// repeats exactly from the same kinfo_proc; the window only absorbs a
+// psutil that computes it otherwise.
+const defaultStartTolerance = 1
+
+// readLive reads state, uid and start time from one kinfo_proc, the
+// structure gopsutil also reads for the create time: gopsutil's Status
+// would fork /bin/ps on every judgement, and ignore its failure.
+func readLive(_ context.Context, pid int) (liveState, error) {
+	k, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
+	switch {
+	case errors.Is(err, unix.EIO):
+		// x/sys reports a reply of the wrong size so; for one pid the
+		// kernel returns nothing when no process has it.
+		if kerr := unix.Kill(pid, 0); errors.Is(kerr, unix.ESRCH) {
+			return liveState{}, fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
+		}
+		return liveState{}, fmt.Errorf("pid %d: kinfo_proc: %w", pid, err)
+	case errors.Is(err, unix.ESRCH):
+		return liveState{}, fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
+	case err != nil:
+		return liveState{}, classify(pid, err)
+	case int(k.Proc.P_pid) != pid:
+		return liveState{}, fmt.Errorf("pid %d: kinfo_proc names pid %d", pid, k.Proc.P_pid)
+	}
+	tv := k.Proc.P_starttime
+	return kinfoLive(k.Proc.P_stat, k.Eproc.Ucred.Uid, int64(tv.Sec), int64(tv.Usec)), nil
+}
+
+// otherUser: kern.procargs2 fails with EINVAL for another user's process
+// (and for a zombie), where the kinfo_proc is still readable.
+func otherUser(err error) bool { return errors.Is(err, unix.EINVAL) }

@@ -1,0 +1,70 @@
+package supervisor
+
+import (
+	"context"
+
+	"go.uber.org/zap"
+
+	"github.com/hermes-agent/hermes-supervisor/lockstore"
+	"github.com/hermes-agent/hermes-supervisor/procstate"
+)
+
+// findGateway returns the gateway that gateway.pid names when it is ours:
+// our child itself, or a process of our child's tree (its job object on
+// Windows, its process group on POSIX) whose start time is the one the
+// record gives. pip's and uv's hermes.exe console launcher runs python.exe
+// as its own child, so there the gateway is never our child's pid; Hermes
+// consumes the planned-stop marker only when it names its own pid.
+func (s *Supervisor) findGateway(ctx context.Context) (procstate.Identity, bool) {
+	if s.child == nil {
+		return procstate.Identity{}, false
+	}
+	rec, err := lockstore.ReadRecord(s.cfg.Layout.PIDFile())
+	switch {
+	case err != nil:
+		return procstate.Identity{}, false
+	case rec.PID == s.child.PID:
+		return s.child.Identity(), true
+	}
+	st, ok := s.run.(*started)
+	if !ok || rec.StartTime == nil {
+		// An adopted gateway was proven by its own pid; a record without
+		// a start time proves no process.
+		return procstate.Identity{}, false
+	}
+	same := func() bool {
+		l, err := s.prober.Look(ctx, rec.PID)
+		return err == nil && procstate.StartTimesEqual(rec.StartTime, l, s.clock.Now())
+	}
+	if !st.tree.Holds(rec.PID, same) {
+		return procstate.Identity{}, false
+	}
+	return rec.Identity(), true
+}
+
+// gatewayID is whom the planned-stop marker, the lock listing and the
+// release aim at: the gateway findGateway found, else our child.
+func (s *Supervisor) gatewayID() procstate.Identity {
+	if s.gateway != nil {
+		return *s.gateway
+	}
+	return s.child.Identity()
+}
+
+// terminateGateway asks a gateway that is not our child itself to stop
+// too (POSIX: a launcher need not forward SIGTERM), once it is proven
+// again to be the one found.
+func (s *Supervisor) terminateGateway(ctx context.Context) {
+	st, ok := s.run.(*started)
+	if !ok || s.gateway == nil || s.gateway.PID == s.child.PID {
+		return
+	}
+	gw := *s.gateway
+	same := func() bool {
+		l, err := s.prober.Look(ctx, gw.PID)
+		return err == nil && procstate.StartTimesEqual(gw.StartTime, l, s.clock.Now())
+	}
+	if err := st.tree.TerminateMember(gw.PID, same); err != nil {
+		s.log.Warn("terminate gateway", zap.Int("pid", gw.PID), zap.Error(err))
+	}
+}
