@@ -1,36 +1,12 @@
 package platform
 
-import (
-	"fmt"
-	"net"
+import "golang.org/x/sys/unix"
 
-	"golang.org/x/sys/unix"
-)
-
-// peerUID reads the uid of the process at the other end of a unix socket
-// from the kernel (SO_PEERCRED): it cannot be forged by the peer.
-func peerUID(c net.Conn) (int, error) {
-	uc, ok := c.(*net.UnixConn)
-	if !ok {
-		return -1, fmt.Errorf("peer credentials: %T is not a unix socket", c)
-	}
-	raw, err := uc.SyscallConn()
+// fdPeerUID asks the kernel for the peer's uid with SO_PEERCRED.
+func fdPeerUID(fd int) (int, error) {
+	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
 	if err != nil {
 		return -1, err
 	}
-	uid := -1
-	var serr error
-	if err := raw.Control(func(fd uintptr) {
-		var cred *unix.Ucred
-		cred, serr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-		if serr == nil {
-			uid = int(cred.Uid)
-		}
-	}); err != nil {
-		return -1, err
-	}
-	if serr != nil {
-		return -1, fmt.Errorf("peer credentials: %w", serr)
-	}
-	return uid, nil
+	return int(cred.Uid), nil
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"html"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -207,25 +206,12 @@ var plistHome = regexp.MustCompile(`<key>HERMES_HOME</key>\s*<string>([^<]*)</st
 
 // Installed lists the user's agent and the machine's daemon, where present.
 func (l Launchd) Installed(c Config) []Definition {
-	var defs []Definition
-	for _, system := range []bool{false, true} {
-		c := c
-		c.System = system
-		if !system && c.UserHome == "" {
-			continue
-		}
-		path := l.PlistPath(c)
-		data, err := os.ReadFile(path)
-		if err != nil {
-			continue
-		}
-		d := Definition{System: system, Path: path}
+	return installed(c, l.PlistPath, func(data []byte) string {
 		if m := plistHome.FindSubmatch(data); m != nil {
-			d.Home = html.UnescapeString(string(m[1]))
+			return html.UnescapeString(string(m[1]))
 		}
-		defs = append(defs, d)
-	}
-	return defs
+		return ""
+	})
 }
 
 // agentState is what `launchctl print` says of our job.

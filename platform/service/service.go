@@ -373,3 +373,23 @@ func ResolveCommand(argv []string, path string) ([]string, error) {
 	}
 	return append([]string{abs}, argv[1:]...), nil
 }
+
+// installed lists the user's and the machine's definition of the service
+// that exist at path(c), each with the home that home reads from it.
+func installed(c Config, path func(Config) string, home func([]byte) string) []Definition {
+	var defs []Definition
+	for _, system := range []bool{false, true} {
+		c := c
+		c.System = system
+		if !system && c.UserHome == "" {
+			continue
+		}
+		p := path(c)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		defs = append(defs, Definition{System: system, Home: home(data), Path: p})
+	}
+	return defs
+}

@@ -188,23 +188,7 @@ func lingering(c Config) bool {
 }
 
 // Installed lists the user's and the machine's unit, where present.
-func (s Systemd) Installed(c Config) []Definition {
-	var defs []Definition
-	for _, system := range []bool{false, true} {
-		c := c
-		c.System = system
-		if !system && c.UserHome == "" {
-			continue
-		}
-		path := s.UnitPath(c)
-		data, err := os.ReadFile(path)
-		if err != nil {
-			continue
-		}
-		defs = append(defs, Definition{System: system, Home: unitHome(data), Path: path})
-	}
-	return defs
-}
+func (s Systemd) Installed(c Config) []Definition { return installed(c, s.UnitPath, unitHome) }
 
 // unitHome reads back the HERMES_HOME= our unit sets.
 func unitHome(unit []byte) string {
