@@ -221,9 +221,9 @@ func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 	add(s.judgeStateFile(j))
 	add(s.judgeMarker(l.PlannedStopMarker()))
 	add(s.judgeMarker(l.TakeoverMarker()))
-	homeLeft, err := s.leftovers(l.Home, func(n string) bool {
-		return strings.HasSuffix(n, ".stale") || (strings.HasPrefix(n, ".") && strings.HasSuffix(n, ".tmp"))
-	})
+	// Only names Hermes or we write: the home also holds the user's and
+	// the agent's own files, which may end in .stale or .tmp too.
+	homeLeft, err := s.leftovers(l.Home, l.isHomeLeftover)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		errs = append(errs, err)
 	}
@@ -240,7 +240,7 @@ func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 		switch n := names[i]; {
 		case strings.HasSuffix(n, ".lock"):
 			lockFiles[i], found[i] = s.judgeScopedLock(j, p)
-		case strings.HasSuffix(n, ".lock.stale") || (strings.HasPrefix(n, ".") && strings.HasSuffix(n, ".tmp")):
+		case isLockDirLeftover(n):
 			lockFiles[i], found[i] = s.judgeLeftover(p)
 		}
 	})

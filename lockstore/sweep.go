@@ -43,7 +43,7 @@ func (s *Store) judgeLeftover(path string) (judged, bool) {
 		e.Err = &FileError{Path: path, Op: "stat", Err: err, Hint: hintFor(err)}
 		return e, true
 	}
-	if s.young(fi.ModTime()) {
+	if s.now().Sub(fi.ModTime()) < LeftoverAge {
 		e.Verdict, e.Action, e.Reason = procstate.Unknown, ActionKeep, "recent; a writer may still use it"
 		return e, true
 	}
