@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -99,6 +100,39 @@ func TestSweepDeletesOnlyOurLeftovers(t *testing.T) {
 			t.Errorf("%s: kept (%v), want it swept", filepath.Base(tt.path), err)
 		case !tt.swept && (err != nil || !bytes.Equal(b, []byte{'x', byte(i)})):
 			t.Errorf("%s: %q, %v; want it intact", filepath.Base(tt.path), b, err)
+		}
+	}
+}
+
+// TestQuarantineNeverOverwrites: each quarantine of one name keeps its
+// own bytes, however many came before.
+func TestQuarantineNeverOverwrites(t *testing.T) {
+	s, l := newStore(t)
+	path := l.ScopedLock("telegram-bot-token", "a")
+	old := time.Now().Add(-time.Minute) // past Grace: not mid-write
+	want := map[string][]byte{
+		path + ".corrupt":   []byte("garbage one"),
+		path + ".corrupt.1": []byte("garbage two"),
+		path + ".corrupt.2": []byte("garbage three"),
+	}
+	for _, dst := range []string{path + ".corrupt", path + ".corrupt.1", path + ".corrupt.2"} {
+		if err := os.WriteFile(path, want[dst], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, old, old); err != nil {
+			t.Fatal(err)
+		}
+		es, err := s.Sweep(context.Background(), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := byPath(es)[path]; got.Action != ActionQuarantined || !strings.HasSuffix(got.Reason, dst) {
+			t.Fatalf("%s (%s), want quarantined to %s", got.Action, got.Reason, filepath.Base(dst))
+		}
+	}
+	for p, w := range want {
+		if b, err := os.ReadFile(p); err != nil || !bytes.Equal(b, w) {
+			t.Errorf("%s = %q, %v; want %q", filepath.Base(p), b, err, w)
 		}
 	}
 }

@@ -53,7 +53,8 @@ const (
 	ActionOK Action = "ok"
 	// ActionQuarantine: corrupt, and would be moved aside (dry run).
 	ActionQuarantine Action = "quarantine"
-	// ActionQuarantined: corrupt, and moved aside to <name>.corrupt.
+	// ActionQuarantined: corrupt, and moved aside to <name>.corrupt, or
+	// <name>.corrupt.N when that name is taken: never over an earlier one.
 	ActionQuarantined Action = "quarantined"
 	// ActionError: could not be read or acted on; the file was kept.
 	ActionError Action = "error"
