@@ -53,7 +53,8 @@ const (
 	ActionOK Action = "ok"
 	// ActionQuarantine: corrupt, and would be moved aside (dry run).
 	ActionQuarantine Action = "quarantine"
-	// ActionQuarantined: corrupt, and moved aside to <name>.corrupt.
+	// ActionQuarantined: corrupt, and moved aside to <name>.corrupt, or
+	// <name>.corrupt.N when that name is taken: never over an earlier one.
 	ActionQuarantined Action = "quarantined"
 	// ActionError: could not be read or acted on; the file was kept.
 	ActionError Action = "error"
@@ -221,9 +222,9 @@ func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 	add(s.judgeStateFile(j))
 	add(s.judgeMarker(l.PlannedStopMarker()))
 	add(s.judgeMarker(l.TakeoverMarker()))
-	homeLeft, err := s.leftovers(l.Home, func(n string) bool {
-		return strings.HasSuffix(n, ".stale") || (strings.HasPrefix(n, ".") && strings.HasSuffix(n, ".tmp"))
-	})
+	// Only names Hermes or we write: the home also holds the user's and
+	// the agent's own files, which may end in .stale or .tmp too.
+	homeLeft, err := s.leftovers(l.Home, l.isHomeLeftover)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		errs = append(errs, err)
 	}
@@ -240,7 +241,7 @@ func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 		switch n := names[i]; {
 		case strings.HasSuffix(n, ".lock"):
 			lockFiles[i], found[i] = s.judgeScopedLock(j, p)
-		case strings.HasSuffix(n, ".lock.stale") || (strings.HasPrefix(n, ".") && strings.HasSuffix(n, ".tmp")):
+		case isLockDirLeftover(n):
 			lockFiles[i], found[i] = s.judgeLeftover(p)
 		}
 	})

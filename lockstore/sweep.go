@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"go.uber.org/zap"
 
@@ -43,7 +44,7 @@ func (s *Store) judgeLeftover(path string) (judged, bool) {
 		e.Err = &FileError{Path: path, Op: "stat", Err: err, Hint: hintFor(err)}
 		return e, true
 	}
-	if s.young(fi.ModTime()) {
+	if s.now().Sub(fi.ModTime()) < LeftoverAge {
 		e.Verdict, e.Action, e.Reason = procstate.Unknown, ActionKeep, "recent; a writer may still use it"
 		return e, true
 	}
@@ -101,8 +102,8 @@ func (s *Store) act(ctx context.Context, e *judged) {
 		}
 		s.remove(ctx, e)
 	case ActionQuarantine:
-		dst := e.Path + ".corrupt"
-		if err := os.Rename(e.Path, dst); err != nil {
+		dst, err := quarantine(e.Path)
+		if err != nil {
 			s.fail(e, "move aside", err)
 			return
 		}
@@ -121,6 +122,27 @@ func (s *Store) act(ctx context.Context, e *judged) {
 			s.fail(e, "rewrite", err)
 		}
 	}
+}
+
+// maxQuarantines bounds the names quarantine tries; a lock dir holding
+// that many copies of one corrupt file needs a person, not another copy.
+const maxQuarantines = 1000
+
+// quarantine moves path aside to the first free name of <path>.corrupt,
+// <path>.corrupt.1, ... and returns it. The rename never replaces a file,
+// so an earlier quarantine's bytes are never lost.
+func quarantine(path string) (string, error) {
+	for i := range maxQuarantines {
+		dst := path + ".corrupt"
+		if i > 0 {
+			dst += "." + strconv.Itoa(i)
+		}
+		err := platform.RenameNoReplace(path, dst)
+		if !errors.Is(err, os.ErrExist) {
+			return dst, err
+		}
+	}
+	return "", fmt.Errorf("%s.corrupt through .corrupt.%d all exist: %w", path, maxQuarantines-1, os.ErrExist)
 }
 
 // remove follows Hermes: rename to <name>.stale, then unlink. If the file

@@ -1,0 +1,88 @@
+package lockstore
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// LeftoverAge is how old a temp file or half-done .stale rename must be
+// before a sweep deletes it. Hermes' atomic_json_write and our writeAtomic
+// write a few kilobytes, fsync and rename: a writer still inside that
+// after a minute is stuck, not working. Deleting a live writer's temp makes
+// its rename fail and its update vanish; keeping a dead one a minute longer
+// costs nothing, so the wait is generous rather than tight.
+const LeftoverAge = time.Minute
+
+// baseNames returns the last element of each path.
+func baseNames(paths ...string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = filepath.Base(p)
+	}
+	return out
+}
+
+// tempSuffix matches the random part of a temp name: os.CreateTemp's
+// decimal number, or Python mkstemp's letters, digits and underscores.
+var tempSuffix = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+
+// isHermesTemp reports whether n is a temp of Hermes' utils.atomic_json_write
+// for base: mkstemp(prefix=".<stem>_", suffix=".tmp"), where stem is base
+// without its last extension, as Python's Path.stem.
+func isHermesTemp(n, base string) bool {
+	stem := strings.TrimSuffix(base, filepath.Ext(base))
+	return isTemp(n, "."+stem+"_")
+}
+
+// isOurTemp reports whether n is a temp of our writeAtomic for base:
+// os.CreateTemp(".<base>.*.tmp").
+func isOurTemp(n, base string) bool { return isTemp(n, "."+base+".") }
+
+func isTemp(n, prefix string) bool {
+	mid, ok := strings.CutSuffix(n, ".tmp")
+	if !ok {
+		return false
+	}
+	mid, ok = strings.CutPrefix(mid, prefix)
+	return ok && tempSuffix.MatchString(mid)
+}
+
+// isHomeLeftover reports whether n, a name in the home, is one of the
+// leftovers a sweep may delete. The home also holds the user's and the
+// agent's files, so only exact names count:
+//   - <file>.stale, left when a sweep (Hermes' or ours) died between its
+//     rename and its unlink, for the files a sweep removes;
+//   - Hermes' atomic_json_write temps of gateway_state.json and the
+//     markers;
+//   - our writeAtomic temps of the files we replace atomically.
+func (l Layout) isHomeLeftover(n string) bool {
+	for _, base := range baseNames(l.PIDFile(), l.RuntimeLock(), l.StateFile(), l.PlannedStopMarker(), l.TakeoverMarker()) {
+		if n == base+".stale" {
+			return true
+		}
+	}
+	for _, base := range baseNames(l.StateFile(), l.PlannedStopMarker(), l.TakeoverMarker()) {
+		if isHermesTemp(n, base) {
+			return true
+		}
+	}
+	for _, base := range baseNames(l.StateFile(), l.PlannedStopMarker(), l.SupervisorState()) {
+		if isOurTemp(n, base) {
+			return true
+		}
+	}
+	return false
+}
+
+// lockDirLeftover matches the leftovers of a scoped lock <scope>-<16 hex>.lock
+// (see Layout.ScopedLock): the lock renamed to .stale by Hermes' or our
+// sweep, Hermes' atomic_json_write temp .<scope>-<hex>_<random>.tmp, and
+// our writeAtomic temp .<scope>-<hex>.lock.<random>.tmp.
+var lockDirLeftover = regexp.MustCompile(
+	`^(?:[A-Za-z0-9_.-]+-[0-9a-f]{16}\.lock\.stale|\.[A-Za-z0-9_.-]+-[0-9a-f]{16}(?:_|\.lock\.)[A-Za-z0-9_]+\.tmp)$`)
+
+// isLockDirLeftover reports whether n, a name in the lock dir, is one of
+// the leftovers a sweep may delete.
+func isLockDirLeftover(n string) bool { return lockDirLeftover.MatchString(n) }
