@@ -74,7 +74,7 @@ func (s *Store) Release(_ context.Context, owner procstate.Identity) ([]Entry, e
 		if s.stillJudged(root, name, e) {
 			// A swap inside the directory between this check and the
 			// unlink is still possible; it can only unlink a name there.
-			if rerr := root.Remove(name); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+			if rerr := platform.RemoveIn(root, name); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
 				s.fail(e, "release", rerr)
 			}
 		}

@@ -164,7 +164,7 @@ func (s *Store) act(ctx context.Context, dirs sweepDirs, e *judged) {
 			if !s.stillJudged(root, name, e) {
 				return
 			}
-			if err := root.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+			if err := platform.RemoveIn(root, name); err != nil && !errors.Is(err, os.ErrNotExist) {
 				s.fail(e, "remove", err)
 				return
 			}
@@ -253,7 +253,7 @@ func quarantine(root *os.Root, name string) (string, error) {
 func moveNoReplace(root *os.Root, name, dst string) error {
 	err := root.Link(name, dst)
 	if err == nil {
-		return root.Remove(name)
+		return platform.RemoveIn(root, name)
 	}
 	if errors.Is(err, os.ErrExist) || errors.Is(err, os.ErrNotExist) {
 		return err
@@ -293,7 +293,7 @@ func (s *Store) remove(ctx context.Context, root *os.Root, name string, e *judge
 			return
 		}
 	}
-	if err := root.Remove(stale); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := platform.RemoveIn(root, stale); err != nil && !errors.Is(err, os.ErrNotExist) {
 		s.fail(e, "remove", err)
 		return
 	}
@@ -321,7 +321,7 @@ func (s *Store) rejudge(ctx context.Context, root *os.Root, name string, e *judg
 	}
 	if r.keep {
 		_ = root.Link(stale, name) // fails harmlessly if a newer file took the name
-		_ = root.Remove(stale)
+		_ = platform.RemoveIn(root, stale)
 		e.Record, e.Action, e.Reason = &rec.Record, ActionKeep, "claimed by a live gateway during the sweep"
 		e.Verdict = procstate.Alive
 	}

@@ -25,3 +25,7 @@ func ReadRoot(root *os.Root, name string, limit int) ([]byte, FileStamp, error) 
 // file replaced by another of the same name and bytes is not the same
 // file. A stamp with no identity is the same file as none.
 func (s FileStamp) SameFile(o FileStamp) bool { return s.id == o.id && s.id != fileID{} }
+
+// RemoveIn removes name, a file in the directory root was opened on,
+// without following a final symlink or leaving root.
+func RemoveIn(root *os.Root, name string) error { return removeIn(root, name) }

@@ -55,3 +55,5 @@ func readRoot(root *os.Root, name string, limit int) ([]byte, FileStamp, error) 
 	}
 	return b, stampOf(&st), nil
 }
+
+func removeIn(root *os.Root, name string) error { return root.Remove(name) }

@@ -1,8 +1,10 @@
 package platform
 
 import (
+	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"golang.org/x/sys/windows"
@@ -57,4 +59,17 @@ func openRoot(root *os.Root, name string, use func(*os.File) error) (FileStamp, 
 		return FileStamp{}, &os.PathError{Op: "read", Path: name, Err: err}
 	}
 	return st, nil
+}
+
+// removeIn uses os.Root.Remove, which deletes with POSIX semantics
+// (FileDispositionInformationEx). Where that is not implemented (Wine says
+// ERROR_INVALID_FUNCTION) it removes by path under root's name: the name
+// is resolved again there, so on such systems a directory swapped for a
+// link between the caller's identity check and this call is not caught.
+func removeIn(root *os.Root, name string) error {
+	err := root.Remove(name)
+	if errors.Is(err, windows.ERROR_INVALID_FUNCTION) {
+		return os.Remove(filepath.Join(root.Name(), name))
+	}
+	return err
 }
