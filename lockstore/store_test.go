@@ -623,7 +623,10 @@ func TestSweepRaceWithAClaim(t *testing.T) {
 		wantEntry Action
 	}{
 		{"claimed by a live gateway", live, true, ActionKeep},
-		{"rewritten by another dead owner", deadIdentity(t), false, ActionSwept},
+		// Another file under the name was not judged: the sweep leaves
+		// it, stale or not, to the next sweep rather than remove a file
+		// it never looked at.
+		{"replaced by another dead owner", deadIdentity(t), true, ActionKeep},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -655,8 +658,8 @@ func TestSweepRaceWithAClaim(t *testing.T) {
 			}
 			rec, err := ReadRecord(path)
 			if tt.wantKept {
-				if err != nil || rec.PID != live.PID {
-					t.Fatalf("the live gateway's claim was lost: %+v %v", rec, err)
+				if err != nil || rec.PID != tt.newOwner.PID {
+					t.Fatalf("the replacement was lost: %+v %v", rec, err)
 				}
 			} else if !errors.Is(err, os.ErrNotExist) {
 				t.Fatalf("stale replacement kept: %v", err)

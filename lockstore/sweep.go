@@ -35,7 +35,7 @@ func (s *Store) leftovers(dir string, match func(string) bool) ([]judged, error)
 // old enough that no writer can still be working on them.
 func (s *Store) judgeLeftover(path string) (judged, bool) {
 	e := judged{Entry: Entry{Path: path, Kind: KindLeftover, Verdict: procstate.Dead}}
-	fi, err := os.Lstat(path)
+	st, err := platform.Stamp(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return e, false
 	}
@@ -44,7 +44,8 @@ func (s *Store) judgeLeftover(path string) (judged, bool) {
 		e.Err = &FileError{Path: path, Op: "stat", Err: err, Hint: hintFor(err)}
 		return e, true
 	}
-	if s.now().Sub(fi.ModTime()) < LeftoverAge {
+	e.stamp = st
+	if s.now().Sub(st.ModTime()) < LeftoverAge {
 		e.Verdict, e.Action, e.Reason = procstate.Unknown, ActionKeep, "recent; a writer may still use it"
 		return e, true
 	}
@@ -52,19 +53,77 @@ func (s *Store) judgeLeftover(path string) (judged, bool) {
 	return e, true
 }
 
+// sweepDirs are the home and the lock dir, opened once per sweep. Every
+// rename and removal goes through them: a path is resolved again at each
+// step, so a directory swapped for a symlink between judging and acting
+// would send the action to a file elsewhere, while an opened directory
+// stays the one that was judged.
+type sweepDirs struct {
+	home, lock *os.Root
+}
+
+// openDirs opens the home and the lock dir; one that does not exist holds
+// nothing to act on and stays nil.
+func (s *Store) openDirs() (sweepDirs, error) {
+	var d sweepDirs
+	var errs []error
+	for _, o := range []struct {
+		dir  string
+		root **os.Root
+	}{{s.layout.Home, &d.home}, {s.layout.LockDir, &d.lock}} {
+		r, err := os.OpenRoot(o.dir)
+		switch {
+		case err == nil:
+			*o.root = r
+		case !errors.Is(err, os.ErrNotExist):
+			errs = append(errs, &FileError{Path: o.dir, Op: "open", Err: err, Hint: hintFor(err)})
+		}
+	}
+	return d, errors.Join(errs...)
+}
+
+func (d sweepDirs) close() {
+	for _, r := range []*os.Root{d.home, d.lock} {
+		if r != nil {
+			r.Close()
+		}
+	}
+}
+
+// of returns the opened directory that holds path, and path's name in it.
+func (d sweepDirs) of(l Layout, path string) (*os.Root, string, error) {
+	dir, name := filepath.Split(path)
+	var r *os.Root
+	switch filepath.Clean(dir) {
+	case filepath.Clean(l.LockDir):
+		r = d.lock
+	case filepath.Clean(l.Home):
+		r = d.home
+	}
+	if r == nil {
+		return nil, "", fmt.Errorf("%s: directory not opened for the sweep: %w", dir, os.ErrNotExist)
+	}
+	return r, name, nil
+}
+
 // Sweep judges every file and removes the stale ones; with dryRun it only
 // reports. It logs one line per file. The error joins the per-file
 // *FileErrors; the entries are complete either way.
 func (s *Store) Sweep(ctx context.Context, dryRun bool) ([]Entry, error) {
+	// Opened before judging, so that what is judged and what is acted on
+	// are in the same directories; each action also checks that its file
+	// is still the one judged.
+	dirs, derr := s.openDirs()
+	defer dirs.close()
 	js, err := s.judgeAll(ctx)
-	errs := []error{err} // holds every error of judging already
+	errs := []error{err, derr} // holds every error of judging already
 	judgedErr := make([]bool, len(js))
 	for i := range js {
 		judgedErr[i] = js[i].Err != nil
 	}
 	if !dryRun {
 		// Each file's rename, re-check and unlink touch that file alone.
-		parallel(len(js), func(i int) { s.act(ctx, &js[i]) })
+		parallel(len(js), func(i int) { s.act(ctx, dirs, &js[i]) })
 	}
 	for i := range js {
 		e := &js[i]
@@ -89,26 +148,41 @@ func (s *Store) logEntry(e Entry) {
 	s.log.Info("sweep", fields...)
 }
 
-func (s *Store) act(ctx context.Context, e *judged) {
+func (s *Store) act(ctx context.Context, dirs sweepDirs, e *judged) {
+	var root *os.Root
+	var name string
+	if e.Action == ActionSweep || e.Action == ActionQuarantine {
+		var err error
+		if root, name, err = dirs.of(s.layout, e.Path); err != nil {
+			s.fail(e, "open directory", err)
+			return
+		}
+	}
 	switch e.Action {
 	case ActionSweep:
 		if e.Kind == KindLeftover {
-			if err := os.Remove(e.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			if !s.stillJudged(root, name, e) {
+				return
+			}
+			if err := platform.RemoveIn(root, name); err != nil && !errors.Is(err, os.ErrNotExist) {
 				s.fail(e, "remove", err)
 				return
 			}
 			e.Action = ActionSwept
 			return
 		}
-		s.remove(ctx, e)
+		s.remove(ctx, root, name, e)
 	case ActionQuarantine:
-		dst, err := quarantine(e.Path)
+		if !s.stillJudged(root, name, e) {
+			return
+		}
+		dst, err := quarantine(root, name)
 		if err != nil {
 			s.fail(e, "move aside", err)
 			return
 		}
 		e.Action = ActionQuarantined
-		e.Reason += "; moved aside to " + dst
+		e.Reason += "; moved aside to " + filepath.Join(filepath.Dir(e.Path), dst)
 	case ActionMarkStopped:
 		reason := fmt.Sprintf("owner %s: marked stopped by hermes-supervisor", e.Verdict)
 		err := UpdateState(s.layout, s.now(), func(m map[string]any) {
@@ -124,36 +198,86 @@ func (s *Store) act(ctx context.Context, e *judged) {
 	}
 }
 
+// stillJudged reports whether name in root is still the file judged (same
+// device and inode, or file index). Another file under its name, even
+// with the same bytes, was not judged: it is kept for the next sweep, and
+// the entry says so.
+func (s *Store) stillJudged(root *os.Root, name string, e *judged) bool {
+	st, err := platform.RootStamp(root, name)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		e.Action, e.Reason = ActionOK, "already gone"
+		return false
+	case errors.Is(err, platform.ErrNotRegular):
+		e.Verdict, e.Action = procstate.Unknown, ActionKeep
+		e.Reason = "replaced by a symlink or other non-regular file since it was judged: left alone"
+		return false
+	case err != nil:
+		s.fail(e, "stat", err)
+		return false
+	case !st.SameFile(e.stamp):
+		e.Verdict, e.Action = procstate.Unknown, ActionKeep
+		e.Reason = "replaced by another file since it was judged: left alone for the next sweep"
+		return false
+	}
+	return true
+}
+
 // maxQuarantines bounds the names quarantine tries; a lock dir holding
 // that many copies of one corrupt file needs a person, not another copy.
 const maxQuarantines = 1000
 
-// quarantine moves path aside to the first free name of <path>.corrupt,
-// <path>.corrupt.1, ... and returns it. The rename never replaces a file,
-// so an earlier quarantine's bytes are never lost.
-func quarantine(path string) (string, error) {
+// quarantine moves name in root aside to the first free name of
+// <name>.corrupt, <name>.corrupt.1, ... and returns it. The move never
+// replaces a file, so an earlier quarantine's bytes are never lost.
+func quarantine(root *os.Root, name string) (string, error) {
 	for i := range maxQuarantines {
-		dst := path + ".corrupt"
+		dst := name + ".corrupt"
 		if i > 0 {
 			dst += "." + strconv.Itoa(i)
 		}
-		err := platform.RenameNoReplace(path, dst)
+		err := moveNoReplace(root, name, dst)
 		if !errors.Is(err, os.ErrExist) {
 			return dst, err
 		}
 	}
-	return "", fmt.Errorf("%s.corrupt through .corrupt.%d all exist: %w", path, maxQuarantines-1, os.ErrExist)
+	return "", fmt.Errorf("%s.corrupt through .corrupt.%d all exist: %w", name, maxQuarantines-1, os.ErrExist)
 }
 
-// remove follows Hermes: rename to <name>.stale, then unlink. If the file
-// changed between judging and the rename, a gateway has just claimed it:
-// judge again and put it back unless it is still stale.
-func (s *Store) remove(ctx context.Context, e *judged) {
-	stale := e.Path + ".stale"
+// moveNoReplace renames name to dst inside root, failing with os.ErrExist
+// if dst exists. os.Root has no no-replace rename, so it links, which
+// never replaces, and then drops the old name; a crash between the two
+// leaves both names and loses no bytes. Where the file system has no hard
+// links it checks that dst is free and renames: a file created at dst in
+// between would be replaced, a race left open only on such file systems.
+func moveNoReplace(root *os.Root, name, dst string) error {
+	err := root.Link(name, dst)
+	if err == nil {
+		return platform.RemoveIn(root, name)
+	}
+	if errors.Is(err, os.ErrExist) || errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if _, lerr := root.Lstat(dst); lerr == nil {
+		return fmt.Errorf("%s: %w", dst, os.ErrExist)
+	}
+	return root.Rename(name, dst)
+}
+
+// remove follows Hermes: rename to <name>.stale, then unlink, all inside
+// the opened directory. A file replaced since it was judged is left
+// alone; if it changed in place between judging and the rename, a
+// gateway has just claimed it: judge again and put it back unless it is
+// still stale.
+func (s *Store) remove(ctx context.Context, root *os.Root, name string, e *judged) {
+	stale := name + ".stale"
 	if s.beforeRemove != nil {
 		s.beforeRemove(e.Path)
 	}
-	if err := os.Rename(e.Path, stale); err != nil {
+	if !s.stillJudged(root, name, e) {
+		return
+	}
+	if err := root.Rename(name, stale); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			e.Action, e.Reason = ActionOK, "already gone"
 			return
@@ -163,13 +287,13 @@ func (s *Store) remove(ctx context.Context, e *judged) {
 	}
 	// The rename keeps the inode: an unchanged stamp proves nobody
 	// replaced or rewrote the file since it was judged, without reading it.
-	if st, err := platform.Stamp(stale); err != nil || !st.Same(e.stamp) {
-		s.rejudge(ctx, e, stale)
+	if st, err := platform.RootStamp(root, stale); err != nil || !st.Same(e.stamp) {
+		s.rejudge(ctx, root, name, e)
 		if e.Action == ActionKeep {
 			return
 		}
 	}
-	if err := os.Remove(stale); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := platform.RemoveIn(root, stale); err != nil && !errors.Is(err, os.ErrNotExist) {
 		s.fail(e, "remove", err)
 		return
 	}
@@ -178,8 +302,9 @@ func (s *Store) remove(ctx context.Context, e *judged) {
 
 // rejudge looks again at a file that changed between judging and the
 // rename to .stale: a gateway that just claimed it gets it back.
-func (s *Store) rejudge(ctx context.Context, e *judged, stale string) {
-	now, err := readBounded(stale)
+func (s *Store) rejudge(ctx context.Context, root *os.Root, name string, e *judged) {
+	stale := name + ".stale"
+	now, _, err := platform.ReadRoot(root, stale, MaxRecordSize+1)
 	if err != nil || bytes.Equal(now, e.data) {
 		return
 	}
@@ -195,8 +320,8 @@ func (s *Store) rejudge(ctx context.Context, e *judged, stale string) {
 		r = j.scopedRecord(rec)
 	}
 	if r.keep {
-		_ = os.Link(stale, e.Path) // fails harmlessly if a newer file took the name
-		_ = os.Remove(stale)
+		_ = root.Link(stale, name) // fails harmlessly if a newer file took the name
+		_ = platform.RemoveIn(root, stale)
 		e.Record, e.Action, e.Reason = &rec.Record, ActionKeep, "claimed by a live gateway during the sweep"
 		e.Verdict = procstate.Alive
 	}
