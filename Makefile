@@ -80,7 +80,7 @@ unit:
 # internal/wine/gotest reruns a package once only for a proven wineserver
 # failure, never around an assertion.
 WINEPREFIX ?= $(CURDIR)/.wine
-WINE_PKGS  := ./platform/... ./lockstore ./procstate ./supervisor ./demogateway ./cmd/...
+WINE_PKGS  := ./platform/... ./lockstore ./procstate ./supervisor ./internal/demogateway ./cmd/...
 wine-test:
 	@command -v wine >/dev/null && command -v x86_64-w64-mingw32-gcc >/dev/null || \
 	  { echo "wine-test: needs wine and mingw: apt-get install wine64 wine gcc-mingw-w64-x86-64-win32 (.ci/run does)"; exit 1; }

@@ -153,28 +153,6 @@ func markerFresh(writtenAt string, now time.Time) bool {
 	return age >= -MarkerTTL && age <= MarkerTTL
 }
 
-// ConsumePlannedStop reports whether a fresh marker targets self and, if
-// so, deletes it — what the gateway does on SIGTERM.
-func ConsumePlannedStop(l Layout, self procstate.Identity, now time.Time) (bool, error) {
-	m, err := ReadPlannedStop(l.PlannedStopMarker())
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	if m.TargetPID != self.PID || !markerFresh(m.WrittenAt, now) {
-		return false, nil
-	}
-	if m.TargetStartTime != nil && self.StartTime != nil && *m.TargetStartTime != *self.StartTime {
-		return false, nil
-	}
-	if err := os.Remove(l.PlannedStopMarker()); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return true, fmt.Errorf("consume %s: %w", l.PlannedStopMarker(), err)
-	}
-	return true, nil
-}
-
 // State is gateway_state.json: the pid record plus the gateway's state.
 type State struct {
 	Record

@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/hermes-agent/hermes-supervisor/demogateway"
+	"github.com/hermes-agent/hermes-supervisor/internal/demogateway"
 )
 
 func newDemoGatewayCmd(g *globals) *cobra.Command {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hermes-agent/hermes-supervisor/demogateway"
+	"github.com/hermes-agent/hermes-supervisor/internal/demogateway"
 	"github.com/hermes-agent/hermes-supervisor/supervisor"
 )
 

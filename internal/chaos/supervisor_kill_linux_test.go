@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hermes-agent/hermes-supervisor/demogateway"
+	"github.com/hermes-agent/hermes-supervisor/internal/demogateway"
 )
 
 // TestSupervisorSIGKILL kills the supervisor itself 0-150 ms after it

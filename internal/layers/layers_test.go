@@ -18,7 +18,7 @@ var rank = map[string]int{
 	"internal/layers":       0,
 	"procstate":             1,
 	"lockstore":             2,
-	"demogateway":           3,
+	"internal/demogateway":  3,
 	"supervisor":            3,
 	"cmd/hermes-supervisor": 4,
 	"internal/e2e":          5,

@@ -218,7 +218,7 @@ func (g *gateway) run() int {
 			case isRestart(sig):
 				return g.stop(exitRestart, "restart requested")
 			default:
-				planned, err := lockstore.ConsumePlannedStop(g.layout, g.self, time.Now())
+				planned, err := consumePlannedStop(g.layout, g.self, time.Now())
 				if err != nil {
 					g.say("planned-stop marker: %v", err)
 				}
@@ -231,7 +231,7 @@ func (g *gateway) run() int {
 				return exitRefused
 			}
 		case <-markerPoll:
-			if planned, _ := lockstore.ConsumePlannedStop(g.layout, g.self, time.Now()); planned {
+			if planned, _ := consumePlannedStop(g.layout, g.self, time.Now()); planned {
 				return g.stop(exitOK, "planned stop")
 			}
 		case <-ticks:
