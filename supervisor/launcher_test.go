@@ -56,6 +56,7 @@ func TestStopThroughLauncher(t *testing.T) {
 		found = found || l.Kind == lockstore.KindScopedLock
 	}
 	// The demo gateway writes its scoped lock after gateway.pid.
+	// Polls with a deadline: the launcher's child writing gateway.pid is an event in another process, with nothing to wait on here.
 	for deadline := time.Now().Add(10 * time.Second); !found && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		for _, l := range h.sup.Do(context.Background(), "status").Status.Locks {
 			found = found || l.Kind == lockstore.KindScopedLock

@@ -169,7 +169,7 @@ func waitRecord(t *testing.T, path string, pid int) lockstore.Record {
 			}
 			return r
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // the gateway writes the record in another process: polled, bounded by the deadline above
 	}
 }
 

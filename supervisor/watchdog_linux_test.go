@@ -15,6 +15,7 @@ func TestNotifyFromOutsideTheTreeIsIgnored(t *testing.T) {
 	st := h.waitState(Starting)
 	// Until the child has exec'd, its environment is still ours.
 	var addr string
+	// Polls with a deadline: the notify address appears in another process's environment, with nothing to wait on here.
 	for deadline := time.Now().Add(30 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		env, err := h.prober.Environ(t.Context(), st.Child.PID)
 		if err != nil {

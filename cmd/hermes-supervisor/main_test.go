@@ -162,6 +162,7 @@ func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		return
 	}
+	// Polls with a deadline: the state it waits for changes in another process.
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if !live() {
 			return
@@ -177,6 +178,7 @@ func cmdUnlocked(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: unlocked FILE")
 	}
+	// Polls with a deadline: the state it waits for changes in another process.
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		f, err := os.OpenFile(ts.MkAbs(args[0]), os.O_RDWR, 0)
 		ts.Check(err)
@@ -208,6 +210,7 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: waitfile FILE")
 	}
+	// Polls with a deadline: the state it waits for changes in another process.
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if _, err := lockstore.ReadRecord(ts.MkAbs(args[0])); err == nil {
 			return
@@ -223,6 +226,7 @@ func cmdWaitLine(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	re, err := regexp.Compile("(?m)" + args[1])
 	ts.Check(err)
+	// Polls with a deadline: the state it waits for changes in another process.
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if b, err := os.ReadFile(ts.MkAbs(args[0])); err == nil && re.Match(b) {
 			return
@@ -265,6 +269,7 @@ func cmdNotify(ts *testscript.TestScript, neg bool, args []string) {
 	case "wait":
 		msgs := ts.Value(notifyKey{}).(*notifyLog)
 		re := regexp.MustCompile(args[1])
+		// Polls with a deadline: the state it waits for changes in another process.
 		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 			if msgs.match(re) {
 				return

@@ -236,6 +236,7 @@ func TestSCMRunsTheGatewayInstallFound(t *testing.T) {
 		Path string   `json:"path"`
 	}
 	mark := filepath.Join(c.Home, "stub-ran")
+	// Polls with a deadline: the SCM reports a state change only when asked.
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
 		b, err := os.ReadFile(mark)
 		if err == nil && json.Unmarshal(b, &ran) == nil {
