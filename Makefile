@@ -15,6 +15,12 @@ FUZZ_TARGETS := lockstore:FuzzParseRecord lockstore:FuzzParseState lockstore:Fuz
   supervisor:FuzzControlRequest supervisor:FuzzParseNotify
 # The full fault-injection counts of `make chaos` (`make test` runs small ones).
 CHAOSFLAGS ?= -chaos.kills=1000 -chaos.supkills=200 -chaos.rounds=10
+# A race-built program sleeps a second as it exits (ThreadSanitizer's
+# atexit_sleep_ms, 1000 by default, for late reports from other threads).
+# The suites start hundreds of race-built CLI runs and helpers, and that
+# second each was most of `make test`'s time; a race is still reported
+# when it happens and still fails its process with exit code 66.
+export GORACE ?= atexit_sleep_ms=0
 
 .PHONY: all build run run-hang test test-deps check fmt-check vet lint cross unit wine-test fuzz-smoke fuzz chaos bench bench-peers deploy clean
 
