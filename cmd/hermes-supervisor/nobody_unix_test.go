@@ -29,10 +29,15 @@ func cmdNobody(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	defer os.RemoveAll(dir)
 	ts.Check(os.Chmod(dir, 0o755))
-	self, err := os.ReadFile(os.Args[0])
-	ts.Check(err)
+	// cp writes the copy, not this process: a write descriptor of ours
+	// would leak into every child the parallel scripts fork meanwhile, and
+	// exec of the copy fails with "text file busy" until each of those
+	// children has exec'd (golang/go#22315).
 	exe := filepath.Join(dir, "hermes-supervisor")
-	ts.Check(os.WriteFile(exe, self, 0o755))
+	if out, err := exec.Command("cp", os.Args[0], exe).CombinedOutput(); err != nil {
+		ts.Fatalf("nobody: copy the test binary: %v: %s", err, out)
+	}
+	ts.Check(os.Chmod(exe, 0o755))
 	cmd := exec.Command(exe, args[1:]...)
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + dir + ":/usr/bin:/bin", "HOME=" + dir,
