@@ -7,34 +7,19 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
 )
 
 // Permission bits do not stop root, so as root this test runs itself again
 // as nobody (uid 65534).
 func TestUnreadableFileIsKept(t *testing.T) {
 	if os.Geteuid() == 0 && os.Getenv("LOCKSTORE_AS_NOBODY") == "" {
-		// go test's build dir is private to root: run a copy nobody may exec.
-		dir, err := os.MkdirTemp("", "lockstore-nobody")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer os.RemoveAll(dir)
-		bin := filepath.Join(dir, "lockstore.test")
-		b, err := os.ReadFile(os.Args[0])
-		if err == nil {
-			err = os.WriteFile(bin, b, 0o755)
-		}
-		if err == nil {
-			err = os.Chmod(dir, 0o755)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+		bin := testdir.OpenCopy(t, "lockstore.test")
 		cmd := exec.Command(bin, "-test.run=^TestUnreadableFileIsKept$", "-test.count=1", "-test.v")
 		cmd.Env = append(os.Environ(), "LOCKSTORE_AS_NOBODY=1", "TMPDIR=/tmp")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}

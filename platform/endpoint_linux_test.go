@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
 )
 
 // asUser runs the test binary as uid with the helper mode; the binary is
@@ -19,34 +21,11 @@ func asUser(t *testing.T, uid int, env ...string) *exec.Cmd {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run helpers as other users (CI runs as root)")
 	}
-	dir := openDir(t)
-	bin := filepath.Join(dir, "platform.test")
-	src, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, src, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin := testdir.OpenCopy(t, "platform.test")
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
 	return cmd
-}
-
-// openDir makes a directory every user may enter (t.TempDir's parent is
-// private to us).
-func openDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "hermes-endpoint")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }
 
 // TestSquattedSocket: another user binds the fallback address first. The
@@ -54,7 +33,7 @@ func openDir(t *testing.T) string {
 // old server failed start-up with no word of who held it.
 func TestSquattedSocket(t *testing.T) {
 	const squatter, victim = 65534, 1 // nobody, daemon
-	base := openDir(t)
+	base := testdir.Open(t)
 	// The squatter made the per-user dir first and left it writable.
 	dir := filepath.Join(base, privateDirPrefix+"1")
 	if err := os.Mkdir(dir, 0o777); err != nil {

@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
 )
 
 // nobodyUID is the unprivileged user the root-only checks run as.
@@ -29,15 +31,8 @@ func cmdNobody(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	defer os.RemoveAll(dir)
 	ts.Check(os.Chmod(dir, 0o755))
-	// cp writes the copy, not this process: a write descriptor of ours
-	// would leak into every child the parallel scripts fork meanwhile, and
-	// exec of the copy fails with "text file busy" until each of those
-	// children has exec'd (golang/go#22315).
-	exe := filepath.Join(dir, "hermes-supervisor")
-	if out, err := exec.Command("cp", os.Args[0], exe).CombinedOutput(); err != nil {
-		ts.Fatalf("nobody: copy the test binary: %v: %s", err, out)
-	}
-	ts.Check(os.Chmod(exe, 0o755))
+	exe, err := testdir.CopySelf(dir, "hermes-supervisor")
+	ts.Check(err)
 	cmd := exec.Command(exe, args[1:]...)
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + dir + ":/usr/bin:/bin", "HOME=" + dir,

@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/pidns"
+	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
 	"github.com/hermes-agent/hermes-supervisor/platform"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 	"github.com/hermes-agent/hermes-supervisor/supervisor"
@@ -98,7 +99,7 @@ func startSentinel(t *testing.T, o sentinelOpts) *sentinel {
 	t.Helper()
 	exe := os.Args[0]
 	if o.cred != nil {
-		exe = openCopy(t)
+		exe = testdir.OpenCopy(t, "chaos.test")
 	}
 	cmd := exec.Command(exe, "sentinel")
 	cmd.Env = append(os.Environ(), o.env...)
@@ -405,7 +406,7 @@ func TestHostile(t *testing.T) {
 				t.Fatal(err)
 			}
 			h.Home = long
-			tmp := openDir(t)
+			tmp := testdir.Open(t)
 			h.extraEnv = []string{"TMPDIR=" + tmp, "XDG_RUNTIME_DIR="}
 			squat := filepath.Join(tmp, "hermes-supervisor-0")
 			if err := os.Mkdir(squat, 0o777); err != nil {
@@ -419,7 +420,7 @@ func TestHostile(t *testing.T) {
 			if filepath.Dir(addr) != squat {
 				t.Fatalf("socket %s is not in %s", addr, squat)
 			}
-			sq := exec.Command(openCopy(t))
+			sq := exec.Command(testdir.OpenCopy(t, "chaos.test"))
 			sq.Env = append(os.Environ(), squatEnv+"="+addr)
 			sq.SysProcAttr = &syscall.SysProcAttr{Credential: nobodyCred}
 			out, _ := sq.StdoutPipe()
@@ -530,20 +531,6 @@ func TestHostile(t *testing.T) {
 	}
 }
 
-// openCopy copies the test binary where any user may run it.
-func openCopy(t *testing.T) string {
-	t.Helper()
-	exe := filepath.Join(openDir(t), "chaos.test")
-	b, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(exe, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return exe
-}
-
 // settledAny reads pid's identity, whatever it runs.
 func settledAny(t *testing.T, pid int) procstate.Identity {
 	t.Helper()
@@ -552,18 +539,4 @@ func settledAny(t *testing.T, pid int) procstate.Identity {
 		t.Fatalf("inspect pid %d: %+v, %v", pid, id, err)
 	}
 	return id
-}
-
-// openDir makes a directory every user may enter.
-func openDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "hermes-chaos-open")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }
