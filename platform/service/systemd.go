@@ -304,8 +304,6 @@ func (s Systemd) startAndWait(p *Plan, c Config, verb string) {
 // notRunning builds the error for a unit that did not come up: its state,
 // its last journal lines, and what to do.
 func (s Systemd) notRunning(ctx context.Context, c Config, u unitState, after string) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
 	journal := []string{"journalctl", "--no-pager", "-n", "15", "-o", "short-iso", "-u", Name + ".service"}
 	if !c.System {
 		journal = []string{"journalctl", "--no-pager", "-n", "15", "-o", "short-iso", "--user-unit", Name + ".service"}
@@ -313,10 +311,13 @@ func (s Systemd) notRunning(ctx context.Context, c Config, u unitState, after st
 	if u.MainPID > 0 {
 		// The failed run's own last words (why it could not start) reach
 		// journald over its stdout stream, often after systemd's note that
-		// it exited: wait a little for them, or the lines shown would be
-		// of the run before.
+		// it exited: wait for them, or the lines shown would be of the run
+		// before. They come within milliseconds on an idle machine; on a
+		// loaded one journald has taken over 2 s (found by the repeated
+		// make test runs), so the bound is generous: it only ever delays a
+		// run that died without a word.
 		own := []string{"journalctl", "--no-pager", "-q", "-o", "cat", "_PID=" + strconv.Itoa(u.MainPID)}
-		wait, stop := context.WithTimeout(ctx, 2*time.Second)
+		wait, stop := context.WithTimeout(ctx, 10*time.Second)
 		_ = poll(wait, 100*time.Millisecond, func() (bool, error) {
 			out, err := s.output(wait, own)
 			return err == nil && len(bytes.TrimSpace(out)) > 0, nil
@@ -324,6 +325,8 @@ func (s Systemd) notRunning(ctx context.Context, c Config, u unitState, after st
 		stop()
 	}
 	logs := "(none readable)"
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
 	if out, err := s.output(ctx, journal); err == nil && len(bytes.TrimSpace(out)) > 0 {
 		logs = lastLines(string(out), 15)
 	}
