@@ -42,6 +42,10 @@ func TestMain(m *testing.M) {
 		signal.Notify(sigs, syscall.SIGTERM)
 		gc := exec.Command(os.Args[0])
 		gc.Env = append(os.Environ(), "PLATFORM_HELPER=sleep")
+		if os.Getenv("PLATFORM_SETSID") != "" {
+			// Out of the tree's process group, as setsid(1) would.
+			gc.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		}
 		if err := gc.Start(); err != nil {
 			os.Exit(3)
 		}
@@ -191,7 +195,7 @@ func startParent(t *testing.T, exitAtOnce bool) (*Tree, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tree, err := StartTree(cmd)
+	tree, err := StartTree(cmd, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +242,7 @@ func TestTreeKillTakesGrandchildren(t *testing.T) {
 	if err := tree.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	err := tree.Wait()
+	_, err := tree.Wait(context.Background())
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Fatalf("root: %v", err)
@@ -251,7 +255,7 @@ func TestTreeKillTakesGrandchildren(t *testing.T) {
 
 func TestWaitKillsLeftoverGrandchildren(t *testing.T) {
 	tree, gc := startParent(t, true)
-	if err := tree.Wait(); err != nil {
+	if _, err := tree.Wait(context.Background()); err != nil {
 		t.Fatalf("root exit: %v", err)
 	}
 	waitGone(t, gc)
@@ -262,7 +266,7 @@ func TestTerminateSignalsOnlyTheRoot(t *testing.T) {
 	if err := tree.Terminate(); err != nil {
 		t.Fatal(err)
 	}
-	err := tree.Wait()
+	_, err := tree.Wait(context.Background())
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 7 {
 		t.Fatalf("root did not handle SIGTERM itself: %v", err)

@@ -79,7 +79,7 @@ func startChild(cfg *Config, self procstate.Identity, log *zap.Logger, clock Clo
 		readEnds, writeEnds = append(readEnds, r), append(writeEnds, w)
 	}
 	cmd.Stdout, cmd.Stderr = writeEnds[0], writeEnds[1]
-	tree, err := platform.StartTree(cmd)
+	tree, err := platform.StartTree(cmd, nil)
 	closeAll(writeEnds) // the gateway holds them now; ours would keep EOF away
 	if err != nil {
 		closeAll(readEnds)
@@ -108,8 +108,8 @@ func (c *started) Kill() error {
 	return c.tree.Kill()
 }
 
-func (c *started) wait(context.Context) Exit {
-	err := c.tree.Wait()
+func (c *started) wait(ctx context.Context) Exit {
+	_, err := c.tree.Wait(ctx)
 	drain := time.NewTimer(outputDrain)
 	defer drain.Stop()
 drained:
