@@ -12,12 +12,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hermes-agent/hermes-supervisor/internal/cgrouptest"
 )
 
 func TestOwnCgroup(t *testing.T) {
@@ -87,75 +88,6 @@ func TestUserManagerUnit(t *testing.T) {
 // exit.
 const noExitSleep = "GORACE=atexit_sleep_ms=0"
 
-var testCgroups atomic.Int64
-
-// cgroupBase is a cgroup of the test's own, made below the cgroup the test
-// runs in and removed (with whatever runs in it) when the test ends. It
-// needs root and cgroup v2; as root with cgroup v2 mounted (CI) it never
-// skips: failing to make it fails the test.
-func cgroupBase(t *testing.T) (dir, path string) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create cgroups and set trusted.* xattrs on them (CI runs as root)")
-	}
-	self, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		t.Fatal(err)
-	}
-	own := ""
-	for line := range strings.SplitSeq(string(self), "\n") {
-		if p, ok := strings.CutPrefix(line, "0::"); ok {
-			own = p
-		}
-	}
-	mounts, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	parent, err := cgroupDir(mounts, own)
-	if own == "" || err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI runs where cgroup v2 is mounted, but: own cgroup %q, %v", own, err)
-		}
-		t.Skipf("no cgroup v2 hierarchy shows our cgroup %q: %v", own, err)
-	}
-	name := fmt.Sprintf("hsp-test-%d-%d", os.Getpid(), testCgroups.Add(1))
-	dir, path = filepath.Join(parent, name), strings.TrimSuffix(own, "/")+"/"+name
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatalf("create a test cgroup under our own: %v", err)
-	}
-	t.Cleanup(func() { removeTestCgroup(t, dir) })
-	return dir, path
-}
-
-// removeTestCgroup kills whatever runs in dir and removes it, deepest first.
-func removeTestCgroup(t *testing.T, dir string) {
-	_ = os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := waitEvents(ctx, dir, func(ev map[string]string) bool { return ev["populated"] == "0" }, nil); err != nil {
-		t.Errorf("test cgroup %s did not empty: %v", dir, err)
-	}
-	if err := (&treeCgroup{dir: dir}).remove(); err != nil {
-		t.Errorf("test cgroup left behind: %v", err)
-	}
-}
-
-// subCgroup makes dir/name, with xattrs set as systemd would set them.
-func subCgroup(t *testing.T, dir, name string, xattrs ...string) string {
-	t.Helper()
-	d := filepath.Join(dir, name)
-	if err := os.Mkdir(d, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i+1 < len(xattrs); i += 2 {
-		if err := unix.Setxattr(d, xattrs[i], []byte(xattrs[i+1]), 0); err != nil {
-			t.Fatalf("setxattr %s on %s: %v", xattrs[i], d, err)
-		}
-	}
-	return d
-}
-
 // bystander is a process started straight into the cgroup dir, which must
 // outlive whatever the test kills; it is killed when the test ends.
 type bystander struct {
@@ -192,15 +124,15 @@ func (b *bystander) alive() bool {
 }
 
 func TestDelegationMarks(t *testing.T) {
-	base, path := cgroupBase(t)
+	base, path := cgrouptest.New(t)
 	ctx := context.Background()
-	trusted := subCgroup(t, base, "trusted", "trusted.delegate", "1")
-	user := subCgroup(t, base, "user", "user.delegate", "1")
-	off := subCgroup(t, base, "off", "trusted.delegate", "0", "user.delegate", "0")
-	plain := subCgroup(t, base, "plain")
+	trusted := cgrouptest.Sub(t, base, "trusted", "trusted.delegate", "1")
+	user := cgrouptest.Sub(t, base, "user", "user.delegate", "1")
+	off := cgrouptest.Sub(t, base, "off", "trusted.delegate", "0", "user.delegate", "0")
+	plain := cgrouptest.Sub(t, base, "plain")
 	// The attack: a user marks a cgroup they own as delegated, and a
 	// supervisor of another user (root here) runs in it.
-	alien := subCgroup(t, base, "alien", "user.delegate", "1")
+	alien := cgrouptest.Sub(t, base, "alien", "user.delegate", "1")
 	if err := os.Chown(alien, 65534, 65534); err != nil {
 		t.Fatal(err)
 	}
@@ -223,8 +155,9 @@ func TestDelegationMarks(t *testing.T) {
 	}
 }
 
-// startLeaver starts a tree under cg whose root starts a helper in a
-// session of its own, reports its pid and, with exit set, exits.
+// startLeaver starts a tree under cg whose root, once StartTree has
+// returned (a late move is done by then), starts a helper in a session of
+// its own, reports its pid and, with exit set, exits.
 func startLeaver(t *testing.T, cg *Cgroups, exit bool) (*Tree, int) {
 	t.Helper()
 	r, w, err := os.Pipe()
@@ -232,15 +165,24 @@ func startLeaver(t *testing.T, cg *Cgroups, exit bool) (*Tree, int) {
 		t.Fatal(err)
 	}
 	defer r.Close()
+	goR, goW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer goW.Close()
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "PLATFORM_HELPER=parent", "PLATFORM_SETSID=1", noExitSleep)
+	cmd.Env = append(os.Environ(), "PLATFORM_HELPER=parent", "PLATFORM_SETSID=1", "PLATFORM_GO=1", noExitSleep)
 	if exit {
 		cmd.Env = append(cmd.Env, "PLATFORM_EXIT=1")
 	}
-	cmd.Stdout = w
+	cmd.Stdin, cmd.Stdout = goR, w
 	tree, err := StartTree(cmd, cg)
 	w.Close()
+	goR.Close()
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := goW.WriteString("go\n"); err != nil {
 		t.Fatal(err)
 	}
 	line, err := bufio.NewReader(r).ReadString('\n')
@@ -267,11 +209,11 @@ func TestCgroupTakesTheLeftoversOnly(t *testing.T) {
 		{"freeze and kill each", false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			base, path := cgroupBase(t)
-			deleg := subCgroup(t, base, "delegated", "trusted.delegate", "1")
-			sibling := startBystander(t, subCgroup(t, base, "sibling"))
+			base, path := cgrouptest.New(t)
+			deleg := cgrouptest.Sub(t, base, "delegated", "trusted.delegate", "1")
+			sibling := startBystander(t, cgrouptest.Sub(t, base, "sibling"))
 			ours := startBystander(t, deleg)
-			squatted := startBystander(t, subCgroup(t, deleg, "gateway"))
+			squatted := startBystander(t, cgrouptest.Sub(t, deleg, "gateway"))
 			cg := &Cgroups{dir: deleg, sys: cgroupsSys{path: path + "/delegated", noClone3: tc.noClone3, noKillFile: tc.noKillFile}}
 
 			tree, helper := startLeaver(t, cg, true)
@@ -310,9 +252,9 @@ func TestCgroupTakesTheLeftoversOnly(t *testing.T) {
 // At the end of a stop timeout, Kill takes the root and its helper at once,
 // through the cgroup: the helper is in no process group of the tree's.
 func TestCgroupKillTakesTheWholeTree(t *testing.T) {
-	base, path := cgroupBase(t)
-	deleg := subCgroup(t, base, "delegated", "trusted.delegate", "1")
-	sibling := startBystander(t, subCgroup(t, base, "sibling"))
+	base, path := cgrouptest.New(t)
+	deleg := cgrouptest.Sub(t, base, "delegated", "trusted.delegate", "1")
+	sibling := startBystander(t, cgrouptest.Sub(t, base, "sibling"))
 	cg := &Cgroups{dir: deleg, sys: cgroupsSys{path: path + "/delegated"}}
 	tree, helper := startLeaver(t, cg, false)
 	if err := tree.Kill(); err != nil {
@@ -365,7 +307,7 @@ func TestCgroupHelper(t *testing.T) {
 // carries systemd's mark, it moves the process into "supervisor" and its
 // trees go beside it; in one without, it changes nothing.
 func TestDelegatedCgroups(t *testing.T) {
-	base, path := cgroupBase(t)
+	base, path := cgrouptest.New(t)
 	run := func(dir string) []string {
 		t.Helper()
 		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -383,7 +325,7 @@ func TestDelegatedCgroups(t *testing.T) {
 		return strings.Split(strings.TrimSpace(string(out)), "\n")
 	}
 
-	deleg := subCgroup(t, base, "delegated", "trusted.delegate", "1")
+	deleg := cgrouptest.Sub(t, base, "delegated", "trusted.delegate", "1")
 	out := run(deleg)
 	want := fmt.Sprintf("delegated %s %q", deleg, "0::"+path+"/delegated/supervisor")
 	if len(out) != 2 || out[0] != want {
@@ -395,7 +337,7 @@ func TestDelegatedCgroups(t *testing.T) {
 		t.Errorf("its tree: %s; want it in %s/gateway, its helper what was left", out[1], deleg)
 	}
 
-	plain := subCgroup(t, base, "plain")
+	plain := cgrouptest.Sub(t, base, "plain")
 	out = run(plain)
 	if len(out) != 1 || !strings.HasPrefix(out[0], fmt.Sprintf("none %q", "0::"+path+"/plain")) || !strings.Contains(out[0], "no delegation mark") {
 		t.Errorf("in a cgroup without the mark the helper said\n%s\nwant none, still in %s/plain", strings.Join(out, "\n"), path)
@@ -409,9 +351,9 @@ func TestDelegatedCgroups(t *testing.T) {
 // only after proving, through a pidfd taken first, that it is in the
 // tree's cgroup: a pid outside, however it got into the list, is spared.
 func TestKillMemberSparesOutsiders(t *testing.T) {
-	base, path := cgroupBase(t)
-	outside := startBystander(t, subCgroup(t, base, "outside"))
-	subCgroup(t, base, "gateway")
+	base, path := cgrouptest.New(t)
+	outside := startBystander(t, cgrouptest.Sub(t, base, "outside"))
+	cgrouptest.Sub(t, base, "gateway")
 	cg := &treeCgroup{dir: filepath.Join(base, "gateway"), path: path + "/gateway", fd: -1}
 	if err := cg.killMember(outside.pid); err != nil {
 		t.Fatal(err)

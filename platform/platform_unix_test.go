@@ -40,6 +40,10 @@ func TestMain(m *testing.M) {
 		// arrive first and kill us with the default action.
 		sigs := make(chan os.Signal, 1)
 		signal.Notify(sigs, syscall.SIGTERM)
+		if os.Getenv("PLATFORM_GO") != "" {
+			// Wait for the word: until then the test may still be moving us.
+			_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+		}
 		gc := exec.Command(os.Args[0])
 		gc.Env = append(os.Environ(), "PLATFORM_HELPER=sleep")
 		if os.Getenv("PLATFORM_SETSID") != "" {

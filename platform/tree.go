@@ -61,12 +61,15 @@ func (t *Tree) Kill() error {
 
 // Wait waits for the root to exit, kills whatever remains of its tree (its
 // cgroup, then its process group), waits until its cgroup is empty and
-// removes it (both bounded by ctx), reaps the root and releases OS
-// handles. It returns what was left in the cgroup, and what cmd.Wait
-// returns. The root stays unreaped until then, so that its pid and group
-// cannot name anyone else while they are killed.
+// removes it (for up to CgroupEmptyWait after the root exited, or until
+// ctx ends), reaps the root and releases OS handles. It returns what was
+// left in the cgroup, and what cmd.Wait returns. The root stays unreaped
+// until then, so that its pid and group cannot name anyone else while
+// they are killed.
 func (t *Tree) Wait(ctx context.Context) (Leftovers, error) {
 	t.waitExited()
+	ctx, cancel := context.WithTimeout(ctx, CgroupEmptyWait)
+	defer cancel()
 	t.mu.Lock()
 	left := t.sweepCgroup(ctx)
 	_ = t.killTree()
