@@ -168,6 +168,9 @@ systemctl daemon-reload && systemctl enable --now hermes-gateway.service`)
 		t.Errorf("the supervisor changed (%s -> %s) when only the gateway was killed", supPID, p["MainPID"])
 	}
 	m.checkHelperGone(helper, "the gateway was killed")
+	if n := m.gateways(); n != 1 {
+		t.Errorf("%d gateways after the gateway was killed, want 1", n)
+	}
 	helper = m.checkCgroup(systemCgroup, supPID, m.gatewayPID(home))
 	if out := m.must("journalctl", "--no-pager", "-o", "cat", "-u", unit); !strings.Contains(out, "each gateway runs in a cgroup of its own") ||
 		!strings.Contains(out, "killed what the exited gateway left in its cgroup") {
@@ -207,6 +210,9 @@ systemctl daemon-reload && systemctl enable --now hermes-gateway.service`)
 		return active(p) && g != "" && g != gw
 	}, "ActiveState")
 	m.checkHelperGone(helper, "hermes-supervisor restart")
+	if n := m.gateways(); n != 1 {
+		t.Errorf("%d gateways after hermes-supervisor restart, want 1", n)
+	}
 	m.checkCgroup(systemCgroup, supPID, m.gatewayPID(home))
 
 	t.Logf("%v: CLI stop, start, restart", time.Since(began))
