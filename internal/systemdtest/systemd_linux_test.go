@@ -186,6 +186,9 @@ systemctl daemon-reload && systemctl enable --now hermes-gateway.service`)
 	if n := m.gateways(); n != 1 {
 		t.Errorf("%d gateways after the supervisor was killed and restarted, want 1", n)
 	}
+	// systemd took the rest of the unit's cgroup, helper included, before
+	// it started the new supervisor.
+	m.checkHelperGone(helper, "the supervisor was killed")
 
 	t.Logf("%v: supervisor SIGKILL survived", time.Since(began))
 	// The CLI: stop goes through systemd, start waits for READY, restart
