@@ -57,10 +57,10 @@ type Leftovers struct {
 	Err error
 }
 
-// CgroupEmptyWait bounds how long Wait waits for a tree's cgroup to empty
+// cgroupEmptyWait bounds how long Wait waits for a tree's cgroup to empty
 // once its root has exited: killed processes leave at once, unless one is
 // stuck in the kernel (then the cgroup is left, and named in Leftovers).
-const CgroupEmptyWait = 5 * time.Second
+const cgroupEmptyWait = 5 * time.Second
 
 // cgroupKillWait bounds a kill that must freeze the cgroup first (kernels
 // before 5.14 have no cgroup.kill): a frozen cgroup cannot fork while its

@@ -224,10 +224,7 @@ func (c *Cgroups) enter(pid int) error {
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("create cgroup %s: %w", dir, err)
 	}
-	if err := addProc(dir, pid); err != nil {
-		return err
-	}
-	return nil
+	return addProc(dir, pid)
 }
 
 func addProc(dir string, pid int) error {
@@ -515,7 +512,7 @@ func waitEvents(ctx context.Context, dir string, done func(map[string]string) bo
 			return err
 		}
 		if wait <= 0 {
-			return context.DeadlineExceeded
+			return fmt.Errorf("wait for %s: %w", file, context.DeadlineExceeded)
 		}
 		fds := []unix.PollFd{{Fd: int32(in), Events: unix.POLLIN}}
 		if _, err := unix.Poll(fds, int(max(wait.Milliseconds(), 1))); err != nil && !errors.Is(err, unix.EINTR) {

@@ -23,10 +23,10 @@ type Tree struct {
 // StartTree starts cmd as the root of a new process tree: its own process
 // group on POSIX, a kill-on-close job object on Windows, and on Linux, when
 // in is not nil, a cgroup of its own under in, which the root is cloned
-// straight into (see Cgroup for when that fails). cmd's standard files must
-// be nil or *os.File of the caller's own (not from StdoutPipe and the
-// like): should clone3 refuse the cgroup, exec refuses a second Start of
-// cmd, and a copy of it is started instead.
+// straight into (see Cgroup for when that fails). With in set, cmd's
+// standard files must be nil or *os.File of the caller's own (not from
+// StdoutPipe and the like): should clone3 refuse the cgroup, exec refuses
+// a second Start of cmd, and a copy of it is started instead.
 func StartTree(cmd *exec.Cmd, in *Cgroups) (*Tree, error) {
 	t := &Tree{cmd: cmd}
 	if err := t.start(in); err != nil {
@@ -61,14 +61,14 @@ func (t *Tree) Kill() error {
 
 // Wait waits for the root to exit, kills whatever remains of its tree (its
 // cgroup, then its process group), waits until its cgroup is empty and
-// removes it (for up to CgroupEmptyWait after the root exited, or until
+// removes it (for up to cgroupEmptyWait after the root exited, or until
 // ctx ends), reaps the root and releases OS handles. It returns what was
 // left in the cgroup, and what cmd.Wait returns. The root stays unreaped
 // until then, so that its pid and group cannot name anyone else while
 // they are killed.
 func (t *Tree) Wait(ctx context.Context) (Leftovers, error) {
 	t.waitExited()
-	ctx, cancel := context.WithTimeout(ctx, CgroupEmptyWait)
+	ctx, cancel := context.WithTimeout(ctx, cgroupEmptyWait)
 	defer cancel()
 	t.mu.Lock()
 	left := t.sweepCgroup(ctx)
