@@ -40,8 +40,16 @@ func TestMain(m *testing.M) {
 		// arrive first and kill us with the default action.
 		sigs := make(chan os.Signal, 1)
 		signal.Notify(sigs, syscall.SIGTERM)
+		if os.Getenv("PLATFORM_GO") != "" {
+			// Wait for the word: until then the test may still be moving us.
+			_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+		}
 		gc := exec.Command(os.Args[0])
 		gc.Env = append(os.Environ(), "PLATFORM_HELPER=sleep")
+		if os.Getenv("PLATFORM_SETSID") != "" {
+			// Out of the tree's process group, as setsid(1) would.
+			gc.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		}
 		if err := gc.Start(); err != nil {
 			os.Exit(3)
 		}
@@ -191,7 +199,7 @@ func startParent(t *testing.T, exitAtOnce bool) (*Tree, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tree, err := StartTree(cmd)
+	tree, err := StartTree(cmd, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +246,7 @@ func TestTreeKillTakesGrandchildren(t *testing.T) {
 	if err := tree.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	err := tree.Wait()
+	_, err := tree.Wait(context.Background())
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Fatalf("root: %v", err)
@@ -251,7 +259,7 @@ func TestTreeKillTakesGrandchildren(t *testing.T) {
 
 func TestWaitKillsLeftoverGrandchildren(t *testing.T) {
 	tree, gc := startParent(t, true)
-	if err := tree.Wait(); err != nil {
+	if _, err := tree.Wait(context.Background()); err != nil {
 		t.Fatalf("root exit: %v", err)
 	}
 	waitGone(t, gc)
@@ -262,7 +270,7 @@ func TestTerminateSignalsOnlyTheRoot(t *testing.T) {
 	if err := tree.Terminate(); err != nil {
 		t.Fatal(err)
 	}
-	err := tree.Wait()
+	_, err := tree.Wait(context.Background())
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 7 {
 		t.Fatalf("root did not handle SIGTERM itself: %v", err)

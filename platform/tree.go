@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -14,14 +15,21 @@ type Tree struct {
 	mu     sync.Mutex
 	reaped bool
 	//lint:ignore U1000 empty on POSIX; the job object on Windows
-	sys treeSys
+	sys   treeSys
+	cg    *treeCgroup // the tree's own cgroup; nil when it has none
+	cgErr error       // why it has none, or was moved in late, when one was asked for
 }
 
 // StartTree starts cmd as the root of a new process tree: its own process
-// group on POSIX, a kill-on-close job object on Windows.
-func StartTree(cmd *exec.Cmd) (*Tree, error) {
+// group on POSIX, a kill-on-close job object on Windows, and on Linux, when
+// in is not nil, a cgroup of its own under in, which the root is cloned
+// straight into (see Cgroup for when that fails). With in set, cmd's
+// standard files must be nil or *os.File of the caller's own (not from
+// StdoutPipe and the like): should clone3 refuse the cgroup, exec refuses
+// a second Start of cmd, and a copy of it is started instead.
+func StartTree(cmd *exec.Cmd, in *Cgroups) (*Tree, error) {
 	t := &Tree{cmd: cmd}
-	if err := t.start(); err != nil {
+	if err := t.start(in); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -48,20 +56,38 @@ func (t *Tree) Kill() error {
 	if t.reaped {
 		return nil
 	}
-	return t.killTree()
+	return errors.Join(t.killCgroup(), t.killTree())
 }
 
-// Wait waits for the root to exit, kills whatever remains of its tree,
-// reaps the root and releases OS handles; it returns what cmd.Wait returns.
-func (t *Tree) Wait() error {
+// Wait waits for the root to exit, kills whatever remains of its tree (its
+// cgroup, then its process group), waits until its cgroup is empty and
+// removes it (for up to cgroupEmptyWait after the root exited, or until
+// ctx ends), reaps the root and releases OS handles. It returns what was
+// left in the cgroup, and what cmd.Wait returns. The root stays unreaped
+// until then, so that its pid and group cannot name anyone else while
+// they are killed.
+func (t *Tree) Wait(ctx context.Context) (Leftovers, error) {
 	t.waitExited()
+	ctx, cancel := context.WithTimeout(ctx, cgroupEmptyWait)
+	defer cancel()
 	t.mu.Lock()
+	left := t.sweepCgroup(ctx)
 	_ = t.killTree()
+	t.mu.Unlock()
+	// Not under the lock: Kill and Signal stay quick while the kernel
+	// empties the cgroup, and are harmless on a root that has exited.
+	if t.cg != nil {
+		left.Err = errors.Join(left.Err, t.cg.empty(ctx))
+	}
+	t.mu.Lock()
 	t.reaped = true
 	t.mu.Unlock()
 	err := t.cmd.Wait()
 	t.release()
-	return err
+	if t.cg != nil {
+		t.cg.close()
+	}
+	return left, err
 }
 
 // ErrRefused reports a signal the platform refuses to send whatever the

@@ -2,6 +2,7 @@ package platform
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -55,7 +56,7 @@ func TestHolds(t *testing.T) {
 			t.Fatal(err)
 		}
 		if inTree {
-			tree, err = StartTree(c)
+			tree, err = StartTree(c, nil)
 		} else {
 			err = c.Start()
 		}
@@ -70,7 +71,7 @@ func TestHolds(t *testing.T) {
 		return pid, tree, func() {
 			in.Close()
 			if tree != nil {
-				_ = tree.Wait()
+				_, _ = tree.Wait(context.Background())
 			} else {
 				_ = c.Wait()
 			}

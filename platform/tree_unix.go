@@ -13,13 +13,13 @@ import (
 
 type treeSys struct{}
 
-func (t *Tree) start() error {
+func (t *Tree) start(in *Cgroups) error {
 	if t.cmd.SysProcAttr == nil {
 		t.cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	t.cmd.SysProcAttr.Setpgid = true
 	t.cmd.SysProcAttr.Pgid = 0
-	return t.cmd.Start()
+	return t.startIn(in)
 }
 
 // Terminate asks the root to stop gracefully with SIGTERM.

@@ -21,8 +21,9 @@ var (
 )
 
 // start creates the child suspended, puts it in a kill-on-close job object
-// and only then lets it run, so no grandchild can escape the job.
-func (t *Tree) start() error {
+// and only then lets it run, so no grandchild can escape the job. The job
+// is to Windows what the cgroup is to Linux; in is always nil here.
+func (t *Tree) start(*Cgroups) error {
 	job, err := windows.CreateJobObject(nil, nil)
 	if err != nil {
 		return fmt.Errorf("create job object: %w", err)

@@ -34,11 +34,13 @@ type runner interface {
 // started is a child the supervisor started, held by its process tree
 // handle: its exit comes from wait(2), never from a pid lookup.
 type started struct {
-	killed  atomic.Bool
-	tree    *platform.Tree
-	begun   time.Time
-	clock   Clock
-	drained []chan struct{} // one per output pipe, closed once all of it is logged
+	killed   atomic.Bool
+	tree     *platform.Tree
+	begun    time.Time
+	clock    Clock
+	log      *zap.Logger
+	evidence string          // why the cgroups under which the tree runs are ours
+	drained  []chan struct{} // one per output pipe, closed once all of it is logged
 }
 
 // EnvSupervisor names, in every gateway's environment, the supervisor that
@@ -79,13 +81,26 @@ func startChild(cfg *Config, self procstate.Identity, log *zap.Logger, clock Clo
 		readEnds, writeEnds = append(readEnds, r), append(writeEnds, w)
 	}
 	cmd.Stdout, cmd.Stderr = writeEnds[0], writeEnds[1]
-	tree, err := platform.StartTree(cmd)
+	tree, err := platform.StartTree(cmd, cfg.Cgroups)
 	closeAll(writeEnds) // the gateway holds them now; ours would keep EOF away
 	if err != nil {
 		closeAll(readEnds)
 		return nil, err
 	}
-	c := &started{tree: tree, begun: clock.Now(), clock: clock}
+	c := &started{tree: tree, begun: clock.Now(), clock: clock, log: log}
+	if cfg.Cgroups != nil {
+		c.evidence = cfg.Cgroups.Evidence()
+		switch where, err := tree.Cgroup(); {
+		case where == "":
+			log.Warn("the gateway runs without a cgroup of its own: a helper that leaves its process group will outlive it",
+				zap.Int("pid", tree.Pid()), zap.Error(err))
+		case err != nil:
+			log.Warn("the gateway was moved into its cgroup only after it started: what it started before that is held by its process group alone",
+				zap.Int("pid", tree.Pid()), zap.String("cgroup", where), zap.Error(err))
+		default:
+			log.Debug("the gateway runs in a cgroup of its own", zap.Int("pid", tree.Pid()), zap.String("cgroup", where))
+		}
+	}
 	for i, stream := range []string{"stdout", "stderr"} {
 		done := make(chan struct{})
 		c.drained = append(c.drained, done)
@@ -108,8 +123,22 @@ func (c *started) Kill() error {
 	return c.tree.Kill()
 }
 
-func (c *started) wait(context.Context) Exit {
-	err := c.tree.Wait()
+// cgroup names the gateway's cgroup, "" when it has none.
+func (c *started) cgroup() string {
+	where, _ := c.tree.Cgroup()
+	return where
+}
+
+func (c *started) wait(ctx context.Context) Exit {
+	left, err := c.tree.Wait(ctx)
+	if len(left.PIDs) > 0 {
+		c.log.Warn("killed what the exited gateway left in its cgroup", zap.Int("pid", c.tree.Pid()),
+			zap.Ints("pids", left.PIDs), zap.String("cgroup", left.Cgroup),
+			zap.String("evidence", "members of the cgroup this supervisor created for this gateway, inside the cgroup delegated to it ("+c.evidence+")"))
+	}
+	if left.Err != nil {
+		c.log.Warn("could not empty or remove the gateway's cgroup", zap.String("cgroup", left.Cgroup), zap.Error(left.Err))
+	}
 	drain := time.NewTimer(outputDrain)
 	defer drain.Stop()
 drained:

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
+	"github.com/hermes-agent/hermes-supervisor/platform"
 )
 
 // Config is everything one supervisor needs; the CLI fills it from flags,
@@ -50,6 +51,12 @@ type Config struct {
 	// state/gateway.heartbeat, after naming it, is older than this. For
 	// gateways that cannot send sd_notify datagrams (Windows).
 	HangAfter time.Duration
+	// Cgroups, when set, is the cgroup delegated to the supervisor
+	// (platform.DelegatedCgroups): each gateway then runs in a cgroup of its
+	// own under it, and whatever it leaves behind is killed when it exits.
+	// nil leaves the gateway's tree to its process group (job object on
+	// Windows).
+	Cgroups *platform.Cgroups
 	// OwnWatchdog, when positive, is how often the supervisor sends
 	// WATCHDOG=1 through Notify: half its service manager's WATCHDOG_USEC.
 	OwnWatchdog time.Duration

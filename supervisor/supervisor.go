@@ -142,7 +142,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		case <-timerC(s.timers.kill):
 			s.timers.kill = nil
 			s.log.Warn("gateway did not stop in time; killing its process tree",
-				zap.Duration("stop_timeout", s.cfg.StopTimeout), zap.Int("pid", s.child.PID))
+				append(s.treeFields(), zap.Duration("stop_timeout", s.cfg.StopTimeout), zap.Int("pid", s.child.PID))...)
 			if err := s.run.Kill(); err != nil {
 				s.log.Error("kill gateway", zap.Error(err))
 			}
@@ -161,6 +161,17 @@ func (s *Supervisor) Run(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// treeFields names the cgroup a kill of the gateway's tree takes down with
+// it, and why it is ours, when it runs in one.
+func (s *Supervisor) treeFields() []zap.Field {
+	st, ok := s.run.(*started)
+	if !ok || st.cgroup() == "" {
+		return nil
+	}
+	return []zap.Field{zap.String("cgroup", st.cgroup()),
+		zap.String("evidence", "the cgroup this supervisor created for this gateway, inside the cgroup delegated to it ("+st.evidence+")")}
 }
 
 func timerC(t Timer) <-chan time.Time {

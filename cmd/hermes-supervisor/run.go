@@ -163,6 +163,17 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 		return err
 	}
 
+	// Where systemd delegated a cgroup to us (the unit's Delegate=yes), each
+	// gateway runs in one of its own, and what it leaves behind goes with
+	// it; elsewhere its process group holds its tree, as always. Only now,
+	// with the home ours: this moves the supervisor into a child cgroup.
+	if cg, err := platform.DelegatedCgroups(cmd.Context()); err == nil {
+		cfg.Cgroups = cg
+		log.Info("each gateway runs in a cgroup of its own, taken down when it exits",
+			zap.String("cgroup", cg.String()), zap.String("evidence", cg.Evidence()))
+	} else if !errors.Is(err, errors.ErrUnsupported) {
+		log.Info("no cgroup is delegated to us: the gateway's process group holds its tree", zap.Error(err))
+	}
 	prober := procstate.NewProber(procstate.Options{StartTolerance: -1})
 	sup, err := supervisor.New(cfg, log, supervisor.SystemClock{}, prober)
 	if err != nil {

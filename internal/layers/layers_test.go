@@ -28,6 +28,7 @@ var rank = map[string]int{
 	"internal/systemdtest":  5,
 	"platform/service":      1,
 	"internal/testdir":      0,
+	"internal/cgrouptest":   0,
 	// Test support that lays out files with real processes; it reads
 	// processes and locks only, never lockstore.
 	"internal/conformance": 2,

@@ -42,6 +42,50 @@ func (m *machine) gatewayPID(home string) string {
 
 var pidField = regexp.MustCompile(`"pid":\s*(\d+)`)
 
+// systemCgroup is the system unit's cgroup in the container.
+const systemCgroup = "/sys/fs/cgroup/system.slice/" + unit
+
+// checkCgroup checks that the unit's cgroup (dir) holds the supervisor
+// alone in supervisor/, the gateway and its one helper in gateway/, and no
+// process anywhere else, and returns the helper's pid.
+func (m *machine) checkCgroup(dir, supPID, gw string) string {
+	m.t.Helper()
+	out := m.must("sh", "-c", `cd "$1" && find . -name cgroup.procs | while read f; do echo "${f%/cgroup.procs}" $(cat "$f"); done`, "sh", dir)
+	helper := ""
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(line)
+		switch pids := f[1:]; {
+		case f[0] == "./supervisor" && len(pids) == 1 && pids[0] == supPID:
+		case f[0] == "./gateway" && len(pids) == 2 && (pids[0] == gw || pids[1] == gw):
+			helper = pids[0]
+			if helper == gw {
+				helper = pids[1]
+			}
+		case len(pids) == 0:
+		default:
+			m.t.Errorf("cgroup %s%s holds %v; want the supervisor %s alone in supervisor/, the gateway %s and one helper in gateway/:\n%s",
+				dir, strings.TrimPrefix(f[0], "."), pids, supPID, gw, out)
+		}
+	}
+	if helper == "" {
+		m.t.Errorf("no gateway %s with one helper in %s/gateway:\n%s", gw, dir, out)
+	}
+	return helper
+}
+
+// checkHelperGone checks that the helper of the gateway before is dead
+// (gone, or a zombie its new parent has yet to reap).
+func (m *machine) checkHelperGone(helper, after string) {
+	m.t.Helper()
+	if helper == "" {
+		return // checkCgroup found none, and said so
+	}
+	out, err := m.exec(5*time.Second, "cat", "/proc/"+helper+"/stat")
+	if err == nil && !regexp.MustCompile(`\) [ZX] `).MatchString(out) {
+		m.t.Errorf("the old gateway's helper %s still runs after %s: %s", helper, after, out)
+	}
+}
+
 // gateways counts the demo gateways running in the container.
 func (m *machine) gateways() int {
 	out, _ := m.exec(5*time.Second, "pgrep", "-fc", "hermes-supervisor demo-gateway")
@@ -78,8 +122,10 @@ WantedBy=multi-user.target
 E
 systemctl daemon-reload && systemctl enable --now hermes-gateway.service`)
 	// The gateway takes a while to be ready, so that "active" can be seen
-	// to wait for it.
-	m.must("sh", "-c", `echo '{"command": ["/usr/local/bin/hermes-supervisor", "demo-gateway", "-ready-delay", "300ms"]}' >`+home+`/hermes-supervisor.json`)
+	// to wait for it. It first starts a helper in a session of its own
+	// that holds its stdout, as a setsid'd tool of Hermes' would: only the
+	// gateway's cgroup can take that down with it.
+	m.must("sh", "-c", `echo '{"command": ["/bin/sh", "-c", "setsid sleep 86400 & exec /usr/local/bin/hermes-supervisor demo-gateway -ready-delay 300ms"]}' >`+home+`/hermes-supervisor.json`)
 	out := m.must(append(sup, "install", "--system", "--migrate", "--wait", "0")...)
 	if !strings.Contains(out, "disabling Hermes' own unit hermes-gateway.service") {
 		t.Errorf("install --migrate did not say it disables Hermes' unit:\n%s", out)
@@ -109,8 +155,10 @@ systemctl daemon-reload && systemctl enable --now hermes-gateway.service`)
 	}
 
 	t.Logf("%v: installed over Hermes' unit, active after READY", time.Since(began))
-	// A killed gateway is restarted by the supervisor, which stays.
+	// A killed gateway is restarted by the supervisor, which stays; the
+	// helper it left goes with it, and only the new one's runs.
 	supPID, gw := p["MainPID"], m.gatewayPID(home)
+	helper := m.checkCgroup(systemCgroup, supPID, gw)
 	m.must("kill", "-KILL", gw)
 	m.waitUnit("", unit, 20*time.Second, "a new gateway", func(p map[string]string) bool {
 		g := m.gatewayPID(home)
@@ -118,6 +166,15 @@ systemctl daemon-reload && systemctl enable --now hermes-gateway.service`)
 	}, "ActiveState")
 	if p := m.show("", unit, "MainPID"); p["MainPID"] != supPID {
 		t.Errorf("the supervisor changed (%s -> %s) when only the gateway was killed", supPID, p["MainPID"])
+	}
+	m.checkHelperGone(helper, "the gateway was killed")
+	if n := m.gateways(); n != 1 {
+		t.Errorf("%d gateways after the gateway was killed, want 1", n)
+	}
+	helper = m.checkCgroup(systemCgroup, supPID, m.gatewayPID(home))
+	if out := m.must("journalctl", "--no-pager", "-o", "cat", "-u", unit); !strings.Contains(out, "each gateway runs in a cgroup of its own") ||
+		!strings.Contains(out, "killed what the exited gateway left in its cgroup") {
+		t.Errorf("the journal does not say the gateway has a cgroup, or that its helper was killed:\n%s", out)
 	}
 
 	t.Logf("%v: gateway SIGKILL survived", time.Since(began))
@@ -129,6 +186,9 @@ systemctl daemon-reload && systemctl enable --now hermes-gateway.service`)
 	if n := m.gateways(); n != 1 {
 		t.Errorf("%d gateways after the supervisor was killed and restarted, want 1", n)
 	}
+	// systemd took the rest of the unit's cgroup, helper included, before
+	// it started the new supervisor.
+	m.checkHelperGone(helper, "the supervisor was killed")
 
 	t.Logf("%v: supervisor SIGKILL survived", time.Since(began))
 	// The CLI: stop goes through systemd, start waits for READY, restart
@@ -145,11 +205,18 @@ systemctl daemon-reload && systemctl enable --now hermes-gateway.service`)
 		t.Errorf("after hermes-supervisor start: %v, gateway pid %q", p, m.gatewayPID(home))
 	}
 	gw = m.gatewayPID(home)
+	supPID = m.show("", unit, "MainPID")["MainPID"]
+	helper = m.checkCgroup(systemCgroup, supPID, gw)
 	m.must(append(sup, "restart")...)
 	m.waitUnit("", unit, 20*time.Second, "a new gateway after restart", func(p map[string]string) bool {
 		g := m.gatewayPID(home)
 		return active(p) && g != "" && g != gw
 	}, "ActiveState")
+	m.checkHelperGone(helper, "hermes-supervisor restart")
+	if n := m.gateways(); n != 1 {
+		t.Errorf("%d gateways after hermes-supervisor restart, want 1", n)
+	}
+	m.checkCgroup(systemCgroup, supPID, m.gatewayPID(home))
 
 	t.Logf("%v: CLI stop, start, restart", time.Since(began))
 	// Our lines reach the journal over its native protocol: no second

@@ -1,10 +1,24 @@
 package systemdtest
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 )
+
+// checkGatewayCgroup checks that the gateway of home runs in the cgroup
+// at path.
+func (m *machine) checkGatewayCgroup(home, path string) {
+	m.t.Helper()
+	gw := m.gatewayPID(home)
+	out, err := m.exec(5*time.Second, "cat", "/proc/"+gw+"/cgroup")
+	// The host's cgroup v1 hierarchies, if any, are listed too: the 0::
+	// line is the container's cgroup v2.
+	if err != nil || !slices.Contains(strings.Split(out, "\n"), "0::"+path) {
+		m.t.Errorf("the gateway %s of %s runs in cgroups %q (%v), want %s", gw, home, out, err, path)
+	}
+}
 
 // TestUserUnitAndSudo installs a user unit for a lingering user, then the
 // system unit through sudo as that user would: the unit must run as them,
@@ -47,6 +61,9 @@ chmod 755 /home/alice/.local/bin/hermes && chown -R alice: /home/alice/.local`)
 	if _, err := as("hermes-supervisor", "status"); exitCode(err) != 0 {
 		t.Errorf("status while running: exit %d, want 0", exitCode(err))
 	}
+	// A user manager marks no cgroup delegated: its own word for the unit
+	// is what gives the gateway a cgroup of its own.
+	m.checkGatewayCgroup("/home/alice/.hermes", "/user.slice/user-"+uid+".slice/user@"+uid+".service/app.slice/"+unit+"/gateway")
 	// systemd brings a killed supervisor back in the user manager too.
 	supPID := m.show(user, unit, "MainPID")["MainPID"]
 	m.must("kill", "-KILL", supPID)
@@ -107,6 +124,9 @@ systemctl --user daemon-reload && systemctl --user enable --now hermes-gateway.s
 	if m.gatewayPID("/home/alice/.hermes") == "" {
 		t.Errorf("no gateway.pid in alice's home")
 	}
+	// Run as alice, the supervisor reads the user.delegate mark (trusted.*
+	// is root's to read) on the cgroup systemd gave her.
+	m.checkGatewayCgroup("/home/alice/.hermes", "/system.slice/"+unit+"/gateway")
 	if out := mustAs("ps", "-o", "user=", "-p", m.gatewayPID("/home/alice/.hermes")); strings.TrimSpace(out) != user {
 		t.Errorf("the gateway runs as %q, want %s", strings.TrimSpace(out), user)
 	}

@@ -40,7 +40,10 @@ func systemdUnitDir(c Config) string {
 // (sd_notify) once the gateway has written its pid file; KillMode=mixed
 // lets it stop the gateway itself on SIGTERM before systemd kills what is
 // left; TimeoutStopSec outlasts its own stop timeout; Restart=on-failure
-// brings back a crashed supervisor but not one stopped on purpose.
+// brings back a crashed supervisor but not one stopped on purpose;
+// Delegate=yes gives it the unit's cgroup to run each gateway in a child
+// of its own, so that what a gateway leaves behind (a setsid helper) is
+// killed when it exits, not only when the unit stops.
 func (Systemd) Unit(c Config) []byte {
 	var b strings.Builder
 	if c.Home != "" {
@@ -72,7 +75,7 @@ func (Systemd) Unit(c Config) []byte {
 		fmt.Fprintf(&b, "User=%s\n", c.User)
 	}
 	b.WriteString("Restart=on-failure\nRestartSec=1s\n")
-	b.WriteString("KillMode=mixed\n")
+	b.WriteString("KillMode=mixed\nDelegate=yes\n")
 	b.WriteString("TimeoutStartSec=infinity\n")
 	fmt.Fprintf(&b, "TimeoutStopSec=%d\n", int((c.StopTimeout+stopGrace).Seconds()+0.999))
 	if c.Watchdog > 0 {

@@ -1,0 +1,6 @@
+//go:build unix && !linux
+
+package platform
+
+// startIn starts the root; cgroups are Linux's, so in is always nil here.
+func (t *Tree) startIn(*Cgroups) error { return t.cmd.Start() }
