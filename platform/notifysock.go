@@ -3,6 +3,7 @@ package platform
 import (
 	"net"
 	"os"
+	"syscall"
 	"time"
 )
 
@@ -13,6 +14,10 @@ type NotifyListener struct {
 	conn *net.UnixConn
 	addr string
 	dir  string // removed on Close; empty for an abstract socket
+
+	// Linux reads through raw with a reused control buffer (see receive).
+	raw syscall.RawConn
+	oob []byte
 }
 
 // Datagram is one message read from a NotifyListener.
@@ -30,7 +35,7 @@ type Datagram struct {
 func (l *NotifyListener) Addr() string { return l.addr }
 
 // Receive blocks for the next datagram, reading it into buf; it fails once
-// the listener is closed.
+// the listener is closed. One goroutine at a time may call it.
 func (l *NotifyListener) Receive(buf []byte) (Datagram, error) { return l.receive(buf) }
 
 // SetDeadline makes a blocked or later Receive fail with
