@@ -3,7 +3,6 @@ package platform
 import (
 	"net"
 	"os"
-	"syscall"
 )
 
 // NotifyListener receives the sd_notify datagrams of one gateway: the
@@ -13,10 +12,6 @@ type NotifyListener struct {
 	conn *net.UnixConn
 	addr string
 	dir  string // removed on Close; empty for an abstract socket
-
-	// Linux reads through raw with a reused control buffer (see receive).
-	raw syscall.RawConn
-	oob []byte
 }
 
 // Datagram is one message read from a NotifyListener.
@@ -34,7 +29,7 @@ type Datagram struct {
 func (l *NotifyListener) Addr() string { return l.addr }
 
 // Receive blocks for the next datagram, reading it into buf; it fails once
-// the listener is closed. One goroutine at a time may call it.
+// the listener is closed.
 func (l *NotifyListener) Receive(buf []byte) (Datagram, error) { return l.receive(buf) }
 
 // Close stops the listener and removes its directory, if it has one.

@@ -33,7 +33,7 @@ func ListenNotify(dir string) (*NotifyListener, error) {
 		conn.Close()
 		return nil, fmt.Errorf("notify socket: ask for sender credentials: %w", err)
 	}
-	return &NotifyListener{conn: conn, addr: name, raw: raw, oob: make([]byte, unix.CmsgSpace(unix.SizeofUcred))}, nil
+	return &NotifyListener{conn: conn, addr: name}, nil
 }
 
 // receive reads one datagram with a raw, non-blocking recvmsg inside the
@@ -44,13 +44,18 @@ func ListenNotify(dir string) (*NotifyListener, error) {
 // life, and each such wake-up costs sysmon several thread switches: most
 // of the supervisor's idle CPU with the watchdog on (docs/benchmarks.md §6).
 func (l *NotifyListener) receive(buf []byte) (Datagram, error) {
+	raw, err := l.conn.SyscallConn()
+	if err != nil {
+		return Datagram{}, fmt.Errorf("receive sd_notify datagram: %w", err)
+	}
+	oob := make([]byte, unix.CmsgSpace(unix.SizeofUcred))
 	var (
 		n, oobn int
 		flags   int
 		errno   unix.Errno
 	)
-	err := l.raw.Read(func(fd uintptr) bool {
-		n, oobn, flags, errno = recvmsgRaw(fd, buf, l.oob)
+	err = raw.Read(func(fd uintptr) bool {
+		n, oobn, flags, errno = recvmsgRaw(fd, buf, oob)
 		return errno != unix.EAGAIN && errno != unix.EINTR
 	})
 	if err == nil && errno != 0 {
@@ -60,7 +65,7 @@ func (l *NotifyListener) receive(buf []byte) (Datagram, error) {
 		return Datagram{}, err
 	}
 	d := Datagram{N: n, Truncated: flags&unix.MSG_TRUNC != 0}
-	d.PID = senderPID(l.oob[:oobn])
+	d.PID = senderPID(oob[:oobn])
 	return d, nil
 }
 
