@@ -359,6 +359,9 @@ func stopService(ctx context.Context, wait time.Duration) error {
 // stopHandle stops s, when it runs, and waits up to wait for it.
 func stopHandle(ctx context.Context, s *mgr.Service, wait time.Duration) error {
 	st, err := s.Control(svc.Stop)
+	if errors.Is(err, windows.ERROR_SERVICE_CANNOT_ACCEPT_CTRL) && st.State == svc.StartPending {
+		return fmt.Errorf("%w: %w", ErrStopRefused, err)
+	}
 	if err != nil && !errors.Is(err, windows.ERROR_SERVICE_NOT_ACTIVE) {
 		return err
 	}
