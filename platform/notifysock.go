@@ -3,7 +3,6 @@ package platform
 import (
 	"net"
 	"os"
-	"time"
 )
 
 // NotifyListener receives the sd_notify datagrams of one gateway: the
@@ -32,11 +31,6 @@ func (l *NotifyListener) Addr() string { return l.addr }
 // Receive blocks for the next datagram, reading it into buf; it fails once
 // the listener is closed.
 func (l *NotifyListener) Receive(buf []byte) (Datagram, error) { return l.receive(buf) }
-
-// SetDeadline makes a blocked or later Receive fail with
-// os.ErrDeadlineExceeded at t; the zero time clears it. It may be called
-// while another goroutine is in Receive.
-func (l *NotifyListener) SetDeadline(t time.Time) error { return l.conn.SetReadDeadline(t) }
 
 // Close stops the listener and removes its directory, if it has one.
 func (l *NotifyListener) Close() error {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -35,23 +36,74 @@ func ListenNotify(dir string) (*NotifyListener, error) {
 	return &NotifyListener{conn: conn, addr: name}, nil
 }
 
+// receive reads one datagram with a raw, non-blocking recvmsg inside the
+// poller's wait (RawConn.Read) rather than through net's ReadMsgUnix. The
+// socket is non-blocking, so the call cannot block; a raw syscall skips
+// the runtime's syscall entry, which wakes the sysmon thread from its deep
+// sleep. Hermes pings twice per watchdog deadline for the gateway's whole
+// life, and each such wake-up costs sysmon several thread switches: most
+// of the supervisor's idle CPU with the watchdog on (docs/benchmarks.md §6).
 func (l *NotifyListener) receive(buf []byte) (Datagram, error) {
+	raw, err := l.conn.SyscallConn()
+	if err != nil {
+		return Datagram{}, fmt.Errorf("receive sd_notify datagram: %w", err)
+	}
 	oob := make([]byte, unix.CmsgSpace(unix.SizeofUcred))
-	n, oobn, flags, _, err := l.conn.ReadMsgUnix(buf, oob)
+	var (
+		n, oobn int
+		flags   int
+		errno   unix.Errno
+	)
+	err = raw.Read(func(fd uintptr) bool {
+		n, oobn, flags, errno = recvmsgRaw(fd, buf, oob)
+		return errno != unix.EAGAIN && errno != unix.EINTR
+	})
+	if err == nil && errno != 0 {
+		err = fmt.Errorf("receive sd_notify datagram: %w", errno)
+	}
 	if err != nil {
 		return Datagram{}, err
 	}
 	d := Datagram{N: n, Truncated: flags&unix.MSG_TRUNC != 0}
-	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-	if err != nil {
-		return d, nil
+	d.PID = senderPID(oob[:oobn])
+	return d, nil
+}
+
+// recvmsgRaw is recvmsg(2) with MSG_DONTWAIT through RawSyscall: see
+// receive for why. Only the sender's credentials are asked for in oob.
+func recvmsgRaw(fd uintptr, buf, oob []byte) (n, oobn, flags int, errno unix.Errno) {
+	var iov unix.Iovec
+	if len(buf) > 0 {
+		iov.Base = &buf[0]
+		iov.SetLen(len(buf))
 	}
+	var msg unix.Msghdr
+	msg.Iov, msg.Iovlen = &iov, 1
+	if len(oob) > 0 {
+		msg.Control = &oob[0]
+		msg.SetControllen(len(oob))
+	}
+	r, _, e := unix.RawSyscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&msg)), unix.MSG_DONTWAIT|unix.MSG_CMSG_CLOEXEC)
+	if e != 0 {
+		return 0, 0, 0, e
+	}
+	return int(r), int(msg.Controllen), int(msg.Flags), 0
+}
+
+// senderPID reads SCM_CREDENTIALS from a datagram's control data; 0 when
+// there are none.
+func senderPID(oob []byte) int {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return 0
+	}
+	pid := 0
 	for _, m := range msgs {
 		if cred, err := unix.ParseUnixCredentials(&m); err == nil {
-			d.PID = int(cred.Pid)
+			pid = int(cred.Pid)
 		}
 	}
-	return d, nil
+	return pid
 }
 
 func randomName() string {

@@ -3,7 +3,6 @@ package supervisor
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -102,19 +101,22 @@ type notifyRejected struct {
 func (notifyEvent) isEvent()    {}
 func (notifyRejected) isEvent() {}
 
-// keepAlives is shared by one start's reader and the Run goroutine. Once
-// the watchdog is armed, a bare WATCHDOG=1 (twice per deadline, for the
-// gateway's whole life) is recorded here rather than sent as an event to
-// a goroutine that keeps a timer: the deadline is the socket's read
-// deadline, in the poller the reader waits in anyway.
+// keepAlives is shared by one start's reader, its alarm's waiter and the
+// Run goroutine. Once the watchdog is armed, a bare WATCHDOG=1 (twice per
+// deadline, for the gateway's whole life) is recorded here rather than
+// sent as an event: the deadline is a platform.Alarm that the reader
+// extends and the waiter re-arms, and only a deadline that passed with no
+// keep-alive becomes an event. An idle supervisor then wakes once per
+// keep-alive, in one thread (docs/benchmarks.md §6).
 type keepAlives struct {
 	armed    atomic.Bool
 	interval atomic.Int64 // the deadline, as a time.Duration
 	last     atomic.Int64 // UnixNano of the last bare WATCHDOG=1
 }
 
-// keepAliveMissed reports that the socket's read deadline passed: the Run
-// goroutine decides whether the gateway hung.
+// keepAliveMissed reports that the alarm fired with no keep-alive in the
+// deadline that the waiter could see: the Run goroutine decides whether
+// the gateway hung.
 type keepAliveMissed struct{ run runner }
 
 func (keepAliveMissed) isEvent() {}
@@ -123,43 +125,28 @@ func (m notifyMsg) bareKeepAlive() bool {
 	return m.ping && !m.ready && !m.stopping && !m.trigger && m.status == nil && m.interval == nil && m.extend == nil
 }
 
+// send hands ev to the Run goroutine unless stop is closed first.
+func send(events chan<- event, stop <-chan struct{}, ev event) bool {
+	select {
+	case events <- ev:
+		return true
+	case <-stop:
+		return false
+	}
+}
+
 // readNotify forwards the datagrams of one gateway start to the Run
 // goroutine until the listener is closed or stop is. It runs on its own
-// goroutine and touches no supervisor state but ka.
-func readNotify(l *platform.NotifyListener, run runner, root int, events chan<- event, stop <-chan struct{}, ka *keepAlives, now func() time.Time, log *zap.Logger) {
+// goroutine and touches no supervisor state but ka and the alarm.
+func readNotify(l *platform.NotifyListener, run runner, root int, events chan<- event, stop <-chan struct{}, ka *keepAlives, alarm *platform.Alarm, now func() time.Time, log *zap.Logger) {
 	buf := make([]byte, maxNotify+1)
-	send := func(ev event) bool {
-		select {
-		case events <- ev:
-			return true
-		case <-stop:
-			return false
-		}
-	}
 	for {
 		d, err := l.Receive(buf)
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			// Keep-alives do not move the deadline, which would cost a
-			// timer change each; it is moved here, once it passes.
-			if last, iv := ka.last.Load(), time.Duration(ka.interval.Load()); ka.armed.Load() && last != 0 {
-				if next := time.Unix(0, last).Add(iv); next.After(now()) {
-					_ = l.SetDeadline(next)
-					continue
-				}
-			}
-			// Cleared before the event, so that the Run goroutine's
-			// answer (a new deadline, or none) is the last word.
-			_ = l.SetDeadline(time.Time{})
-			if !send(keepAliveMissed{run: run}) {
-				return
-			}
-			continue
-		}
 		if err != nil {
 			return
 		}
 		if d.PID != 0 && !inTree(d.PID, root) {
-			if !send(notifyRejected{run: run, pid: d.PID}) {
+			if !send(events, stop, notifyRejected{run: run, pid: d.PID}) {
 				return
 			}
 			continue
@@ -175,9 +162,29 @@ func readNotify(l *platform.NotifyListener, run runner, root int, events chan<- 
 		}
 		if m.bareKeepAlive() && ka.armed.Load() {
 			ka.last.Store(now().UnixNano())
+			alarm.Extend(time.Duration(ka.interval.Load()))
 			continue
 		}
-		if !send(notifyEvent{run: run, msg: m}) {
+		if !send(events, stop, notifyEvent{run: run, msg: m}) {
+			return
+		}
+	}
+}
+
+// waitDeadline waits for the keep-alive alarm of one gateway start until
+// it is closed. A fire that keep-alives the waiter can see have overtaken
+// (where Extend does not move the alarm) re-arms it to the last keep-alive
+// plus the deadline; any other fire goes to the Run goroutine, which also
+// knows the keep-alives that came as events, and decides.
+func waitDeadline(alarm *platform.Alarm, run runner, events chan<- event, stop <-chan struct{}, ka *keepAlives, now func() time.Time) {
+	for alarm.Wait() == nil {
+		if last, iv := ka.last.Load(), time.Duration(ka.interval.Load()); ka.armed.Load() && last != 0 {
+			if left := time.Unix(0, last).Add(iv).Sub(now()); left > 0 {
+				alarm.Reset(left)
+				continue
+			}
+		}
+		if !send(events, stop, keepAliveMissed{run: run}) {
 			return
 		}
 	}

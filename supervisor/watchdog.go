@@ -59,6 +59,7 @@ type watchdog struct {
 
 	// Reset at every gateway start.
 	sock     *platform.NotifyListener
+	alarm    *platform.Alarm // the keep-alive deadline; set with sock
 	stop     chan struct{}
 	ka       *keepAlives
 	interval time.Duration
@@ -113,7 +114,13 @@ func (s *Supervisor) openWatch() []string {
 		lvl("no sd_notify socket for the gateway; readiness comes from its files", zap.Error(err))
 		return nil
 	}
-	s.wd.sock, s.wd.stop = l, make(chan struct{})
+	alarm, err := platform.NewAlarm()
+	if err != nil {
+		_ = l.Close()
+		s.log.Warn("no sd_notify socket for the gateway (no alarm for its keep-alive deadline); readiness comes from its files", zap.Error(err))
+		return nil
+	}
+	s.wd.sock, s.wd.alarm, s.wd.stop = l, alarm, make(chan struct{})
 	env := []string{"NOTIFY_SOCKET=" + l.Addr()}
 	if s.wd.interval > 0 {
 		env = append(env, "WATCHDOG_USEC="+strconv.FormatInt(s.wd.interval.Microseconds(), 10))
@@ -124,7 +131,8 @@ func (s *Supervisor) openWatch() []string {
 // watchStarted begins listening to the gateway just started as pid.
 func (s *Supervisor) watchStarted(r runner, pid int) {
 	if s.wd.sock != nil {
-		go readNotify(s.wd.sock, r, pid, s.events, s.wd.stop, s.wd.ka, s.clock.Now, s.log)
+		go readNotify(s.wd.sock, r, pid, s.events, s.wd.stop, s.wd.ka, s.wd.alarm, s.clock.Now, s.log)
+		go waitDeadline(s.wd.alarm, r, s.events, s.wd.stop, s.wd.ka, s.clock.Now)
 	}
 	if s.wd.interval > 0 || s.cfg.HangAfter > 0 {
 		s.log.Info("hang detection on",
@@ -143,6 +151,7 @@ func (s *Supervisor) closeWatch(e *Exit) {
 	if s.wd.sock != nil {
 		close(s.wd.stop)
 		_ = s.wd.sock.Close()
+		_ = s.wd.alarm.Close()
 	}
 	s.stopTimer(&s.wd.check)
 	s.stopTimer(&s.wd.kill)
@@ -161,8 +170,8 @@ func (s *Supervisor) lastKeepAlive() time.Time {
 	return last
 }
 
-// rearm sets the check timer to the next heartbeat read, and the notify
-// socket's read deadline to the keep-alive deadline (see keepAlives).
+// rearm sets the check timer to the next heartbeat read, and the alarm to
+// the keep-alive deadline (see keepAlives).
 func (s *Supervisor) rearm() {
 	s.stopTimer(&s.wd.check)
 	s.setDeadline()
@@ -172,25 +181,24 @@ func (s *Supervisor) rearm() {
 	s.wd.check = s.clock.NewTimer(max(10*time.Millisecond, min(s.cfg.HangAfter/4, maxHeartbeatPoll)))
 }
 
-// setDeadline tells the reader what the keep-alive deadline is now.
+// setDeadline sets the alarm to the keep-alive deadline, or stops it, and
+// tells the reader and the waiter whether it is on.
 func (s *Supervisor) setDeadline() {
-	if s.wd.sock == nil {
+	if s.wd.alarm == nil {
 		return
 	}
 	on := s.wd.armed && !s.wd.stopping && !s.wd.hung
 	s.wd.ka.interval.Store(int64(s.wd.interval))
 	s.wd.ka.armed.Store(on)
-	var at time.Time
-	if on {
-		at = s.lastKeepAlive().Add(s.wd.interval)
+	if !on {
+		s.wd.alarm.Stop()
+		return
 	}
-	if err := s.wd.sock.SetDeadline(at); err != nil {
-		s.log.Debug("notify socket deadline", zap.Error(err))
-	}
+	s.wd.alarm.Reset(s.lastKeepAlive().Add(s.wd.interval).Sub(s.clock.Now()))
 }
 
-// onMissed runs when the notify socket's read deadline passed: the
-// gateway hung unless a keep-alive raced the deadline.
+// onMissed runs when the keep-alive alarm fired: the gateway hung unless
+// a keep-alive raced the deadline.
 func (s *Supervisor) onMissed(ev keepAliveMissed) {
 	if ev.run != s.run || s.child == nil || !s.wd.armed || s.wd.stopping || s.wd.hung || s.state == Stopping {
 		return

@@ -95,6 +95,19 @@ func TestDemoGatewayHangDumpsStacks(t *testing.T) {
 	}
 }
 
+func TestRegularKeepAlivesKeepTheGateway(t *testing.T) {
+	// Keep-alives every 150 ms against a 300 ms deadline for 3 s: ten
+	// deadlines that each keep-alive moved (or the alarm re-armed itself
+	// past), then a real hang. Caught before it stopped pinging would be a
+	// deadline the keep-alives did not move.
+	h := startHarnessWith(t, watchdogOf(300*time.Millisecond), "-hang-after", "3s")
+	st := h.waitFor("an armed watchdog", armed)
+	next := h.waitHangRestart(st.Child.PID)
+	if up := next.LastExit.Uptime; up < 3*time.Second {
+		t.Fatalf("taken down as hung after %s, while it still sent keep-alives", up)
+	}
+}
+
 func TestStoppedGatewayIsReplaced(t *testing.T) {
 	h := startHarnessWith(t, watchdogOf(time.Second))
 	st := h.waitFor("an armed watchdog", armed)

@@ -1,3 +1,12 @@
+// Go 1.25+ re-reads the cgroup CPU limit about once a second while its
+// sysmon thread is awake, to follow a changed limit with GOMAXPROCS. A
+// supervisor is idle nearly all its life, and its idle cost is what it is
+// judged by (docs/benchmarks.md §4 and §6): each wake-up of sysmon, for a
+// runtime timer or a restart, then also costs a file read and a
+// sched_getaffinity. GOMAXPROCS is still taken from the limit at start; a
+// limit changed later is followed at the next restart of the service.
+//go:debug updatemaxprocs=0
+
 // Command hermes-supervisor supervises the Hermes gateway: it owns the
 // gateway as its child, clears stale pid and lock files before every start
 // and restarts it with backoff.

@@ -138,7 +138,16 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 		return err
 	}
 	cfg.OwnWatchdog = ownWatchdog(os.Getenv, os.Getpid())
-	cfg.Notify, cfg.OnTransition = serviceNotifier(log)
+	// Under the Windows service manager the supervisor's READY=1 (and
+	// STOPPING=1) go to the service handler too: the SCM's Running then
+	// means the gateway is ready, as systemd's active does.
+	var scm *service.Notifications
+	var also []func(string)
+	if f.asService {
+		scm = service.NewNotifications()
+		also = append(also, scm.Notify)
+	}
+	cfg.Notify, cfg.OnTransition = serviceNotifier(log, also...)
 	if cfg.Command, err = gatewayCommand(g, f, args, log); err != nil {
 		return err
 	}
@@ -182,7 +191,7 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 	log.Info("supervising", zap.Strings("command", cfg.Command), zap.String("home", layout.Home),
 		zap.String("lock_dir", layout.LockDir), zap.String("control", cfg.ControlAddress))
 	if f.asService {
-		return service.RunAsService(service.Name, cfg.StopTimeout, sup.Run)
+		return service.RunAsService(service.Name, cfg.StopTimeout, scm, sup.Run)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), platform.ShutdownSignals()...)
 	defer stop()
@@ -202,13 +211,17 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 // serviceNotifier keeps a notify-type service manager (systemd's
 // Type=notify) informed: READY=1 once the gateway runs, so that `systemctl
 // start` means "the gateway is up", STOPPING=1 when the supervisor stops,
-// and every state as STATUS=.
-func serviceNotifier(log *zap.Logger) (func(string), func(*supervisor.Status)) {
+// and every state as STATUS=. Each message also goes to every one of also
+// (the Windows service handler's Notifications).
+func serviceNotifier(log *zap.Logger, also ...func(string)) (func(string), func(*supervisor.Status)) {
 	var warned bool
 	notify := func(msg string) {
 		if err := platform.Notify(msg); err != nil && !warned {
 			warned = true
 			log.Warn("cannot tell the service manager our state", zap.Error(err))
+		}
+		for _, f := range also {
+			f(msg)
 		}
 	}
 	return notify, func(st *supervisor.Status) {

@@ -206,6 +206,12 @@ func stopService(cmd *cobra.Command, g *globals, f *serviceFlags) (bool, error) 
 		return false, err
 	}
 	if err := carryOut(cmd, p, f.dryRun); err != nil {
+		if errors.Is(err, service.ErrStopRefused) {
+			// A service still waiting for its gateway to be ready: the
+			// supervisor itself can end it.
+			fmt.Fprintln(cmd.ErrOrStderr(), "stop: the service manager refused while the service starts; asking the supervisor")
+			return false, nil
+		}
 		return true, err
 	}
 	if !f.dryRun {

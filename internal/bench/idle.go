@@ -24,16 +24,18 @@ type idleResult struct {
 	cpuPerMinute time.Duration
 	switches     int // context switches of all threads in the window
 	threads      int
+	woken        int // threads that switched at least once in the window
 }
 
 // taskStats sums, over every thread of pid, the nanoseconds on CPU
-// (schedstat, exact, unlike the 10 ms ticks of /proc/pid/stat) and the
-// context switches (each one a wake-up).
-func taskStats(pid int) (cpu time.Duration, switches, threads int, err error) {
+// (schedstat, exact, unlike the 10 ms ticks of /proc/pid/stat), and gives
+// each thread's context switches (each one a wake-up) by thread id.
+func taskStats(pid int) (cpu time.Duration, switches map[string]int, err error) {
 	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, nil, err
 	}
+	switches = map[string]int{}
 	for _, t := range tasks {
 		dir := fmt.Sprintf("/proc/%d/task/%s/", pid, t.Name())
 		b, err := os.ReadFile(dir + "schedstat")
@@ -45,10 +47,9 @@ func taskStats(pid int) (cpu time.Duration, switches, threads int, err error) {
 			cpu += time.Duration(ns)
 		}
 		st, _ := statusFields(dir + "status")
-		switches += st["voluntary_ctxt_switches"] + st["nonvoluntary_ctxt_switches"]
-		threads++
+		switches[t.Name()] = st["voluntary_ctxt_switches"] + st["nonvoluntary_ctxt_switches"]
 	}
-	return cpu, switches, threads, nil
+	return cpu, switches, nil
 }
 
 // statusFields reads the numeric fields of a /proc status file.
@@ -103,14 +104,14 @@ func idleCost(ctx context.Context, c config, args ...string) (idleResult, error)
 	if err := sleep(ctx, 5*time.Second); err != nil {
 		return res, err
 	}
-	cpu0, sw0, _, err := taskStats(cmd.Process.Pid)
+	cpu0, sw0, err := taskStats(cmd.Process.Pid)
 	if err != nil {
 		return res, err
 	}
 	if err := sleep(ctx, c.idle); err != nil {
 		return res, err
 	}
-	cpu1, sw1, threads, err := taskStats(cmd.Process.Pid)
+	cpu1, sw1, err := taskStats(cmd.Process.Pid)
 	if err != nil {
 		return res, err
 	}
@@ -118,8 +119,14 @@ func idleCost(ctx context.Context, c config, args ...string) (idleResult, error)
 	if err != nil {
 		return res, err
 	}
-	res.rssKB, res.hwmKB, res.threads = st["VmRSS"], st["VmHWM"], threads
-	res.cpu, res.switches = cpu1-cpu0, sw1-sw0
+	res.rssKB, res.hwmKB, res.threads = st["VmRSS"], st["VmHWM"], len(sw1)
+	res.cpu = cpu1 - cpu0
+	for tid, n := range sw1 {
+		if d := n - sw0[tid]; d > 0 {
+			res.switches += d
+			res.woken++
+		}
+	}
 	res.cpuPerMinute = time.Duration(float64(res.cpu) * float64(time.Minute) / float64(c.idle))
 	return res, nil
 }

@@ -53,7 +53,7 @@ func main() {
 	flag.IntVar(&c.powerRuns, "power-runs", 10, "power-loss recoveries to time")
 	flag.BoolVar(&c.goBench, "go-bench", true, "run the Go micro-benchmarks too")
 	flag.IntVar(&c.hangs, "hangs", 10, "hangs to catch for hang detection")
-	flag.StringVar(&c.only, "only", "", "run only this part (hang) and print its section of benchmarks.md")
+	flag.StringVar(&c.only, "only", "", "run only this part (hang), print its section and put it into benchmarks.md in -out, keeping the other sections")
 	flag.Parse()
 	c.sweepSizes = []int{10, 100, 1000, 10000}
 	var err error
@@ -66,11 +66,17 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if c.only == "hang" {
+		started := time.Now()
 		h, err := hangCost(ctx, c, c.hangs)
 		if err != nil {
 			fail(err)
 		}
 		fmt.Print(h.markdown())
+		path := filepath.Join(c.out, "benchmarks.md")
+		if err := spliceHang(path, h, started, os.Args[1:]); err != nil {
+			fail(err)
+		}
+		fmt.Printf("wrote section 6 and its targets into %s\n", path)
 		return
 	}
 	r, err := run(ctx, c)

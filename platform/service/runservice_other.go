@@ -10,7 +10,7 @@ import (
 
 // RunAsService refuses: systemd and launchd run `hermes-supervisor run`
 // directly, and tell it to stop with SIGTERM.
-func RunAsService(name string, _ time.Duration, _ func(ctx context.Context) error) error {
+func RunAsService(name string, _ time.Duration, _ *Notifications, _ func(ctx context.Context) error) error {
 	return fmt.Errorf("%w: run --service is for the Windows service manager; systemd and launchd run `hermes-supervisor run` as it is", ErrUnsupported)
 }
 

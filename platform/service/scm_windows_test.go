@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/sys/windows/svc/mgr"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
+	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/platform"
 )
 
@@ -32,15 +34,31 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// stubGateway records how it was started in $HERMES_HOME\stub-ran and
-// runs until it is killed.
+// stubGateway records how it was started in $HERMES_HOME\stub-ran; once
+// $HERMES_HOME\stub-ready exists it says it is running in
+// gateway_state.json, as Hermes does once its adapters are up, and until
+// then the supervisor does not count it ready. It exits on the supervisor's
+// planned-stop marker, as Hermes does on Windows.
 func stubGateway() {
 	home := os.Getenv("HERMES_HOME")
 	_ = os.MkdirAll(home, 0o700)
 	b, _ := json.Marshal(map[string]any{"argv": os.Args, "path": os.Getenv("PATH")})
 	_ = os.WriteFile(filepath.Join(home, "stub-ran"), b, 0o600)
-	for {
-		time.Sleep(time.Hour)
+	marker := lockstore.Layout{Home: home}.PlannedStopMarker()
+	ready := false
+	// Polled: the test and the supervisor are other processes.
+	for ; ; time.Sleep(100 * time.Millisecond) {
+		if _, err := os.Stat(marker); err == nil {
+			os.Exit(0)
+		}
+		if _, err := os.Stat(filepath.Join(home, "stub-ready")); err != nil || ready {
+			continue
+		}
+		st, _ := json.Marshal(map[string]any{"pid": os.Getpid(), "kind": "hermes-gateway", "argv": os.Args, "gateway_state": "running"})
+		tmp := filepath.Join(home, ".stub-state.tmp")
+		if os.WriteFile(tmp, st, 0o600) == nil && os.Rename(tmp, filepath.Join(home, "gateway_state.json")) == nil {
+			ready = true
+		}
 	}
 }
 
@@ -146,11 +164,23 @@ func isWine() bool {
 
 func serviceState(t *testing.T) svc.State {
 	t.Helper()
-	var st svc.Status
-	if err := withService(windows.SERVICE_QUERY_STATUS, func(s *mgr.Service) (err error) { st, err = s.Query(); return err }); err != nil {
+	return serviceStatus(t).State
+}
+
+// serviceStatus asks QueryServiceStatusEx itself: mgr's Query drops the
+// checkpoint and the wait hint.
+func serviceStatus(t *testing.T) svc.Status {
+	t.Helper()
+	var p windows.SERVICE_STATUS_PROCESS
+	err := withService(windows.SERVICE_QUERY_STATUS, func(s *mgr.Service) error {
+		var need uint32
+		return windows.QueryServiceStatusEx(s.Handle, windows.SC_STATUS_PROCESS_INFO, (*byte)(unsafe.Pointer(&p)), uint32(unsafe.Sizeof(p)), &need)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	return st.State
+	return svc.Status{State: svc.State(p.CurrentState), Accepts: svc.Accepted(p.ControlsAccepted), CheckPoint: p.CheckPoint,
+		WaitHint: p.WaitHint, ProcessId: p.ProcessId, Win32ExitCode: p.Win32ExitCode}
 }
 
 // waitState asks the supervisor over its control pipe until it reports
@@ -215,8 +245,10 @@ func TestSCMRunsTheGatewayInstallFound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// No wait at install: the stub is not ready until the test says so,
+	// and the service must be StartPending until then.
 	c := Config{Exe: exe, Home: filepath.Join(dir, "home"), LockDir: filepath.Join(dir, "locks"), StopTimeout: 10 * time.Second,
-		Command: argv, Path: path, Password: testPassword(t), Wait: time.Minute}
+		Command: argv, Path: path, Password: testPassword(t)}
 	ctx := context.Background()
 	run := func(context.Context, []string) error { return nil }
 	plan, err := SCM{}.Install(c, false)
@@ -236,17 +268,71 @@ func TestSCMRunsTheGatewayInstallFound(t *testing.T) {
 		Path string   `json:"path"`
 	}
 	mark := filepath.Join(c.Home, "stub-ran")
-	// Polls with a deadline: the SCM reports a state change only when asked.
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
-		b, err := os.ReadFile(mark)
-		if err == nil && json.Unmarshal(b, &ran) == nil {
+	waitStub := func() {
+		t.Helper()
+		// Polls with a deadline: the stub is another process.
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+			b, err := os.ReadFile(mark)
+			if err == nil && json.Unmarshal(b, &ran) == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				log, _ := os.ReadFile(filepath.Join(c.Home, "hermes-supervisor.log"))
+				t.Fatalf("the service never ran the stub %s; its log:\n%s", stub, log)
+			}
+		}
+	}
+	waitStub()
+	// The gateway runs but is not ready: the SCM must say StartPending,
+	// with a checkpoint that keeps moving (polled: the SCM has no events).
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(500 * time.Millisecond) {
+		st := serviceStatus(t)
+		if st.State != svc.StartPending {
+			t.Fatalf("service status %+v while its gateway is not ready, want start pending", st)
+		}
+		if st.CheckPoint > 1 && st.WaitHint > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(c.Home, "hermes-supervisor.log"))
-			t.Fatalf("the service never ran the stub %s; its log:\n%s", stub, log)
+			t.Fatalf("the start-pending checkpoint never moved: %+v", st)
 		}
 	}
+	// A stop before the gateway is ready works.
+	stop, _ := SCM{}.Control(c, "stop")
+	if err := stop.Apply(ctx, run); err != nil {
+		t.Fatalf("stop while start pending: %v", err)
+	}
+	if st := serviceState(t); st != svc.Stopped {
+		t.Fatalf("service state %d after a stop while start pending", st)
+	}
+	// Started again, it is ready once the stub says so, and start --wait
+	// returns then.
+	if err := os.Remove(mark); err != nil {
+		t.Fatal(err)
+	}
+	c.Wait = time.Minute
+	start, _ := SCM{}.Control(c, "start")
+	done := make(chan error, 1)
+	go func() { done <- start.Apply(ctx, run) }()
+	waitStub()
+	if st := serviceState(t); st != svc.StartPending {
+		t.Errorf("service state %d before the gateway is ready, want start pending", st)
+	}
+	if err := os.WriteFile(filepath.Join(c.Home, "stub-ready"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("start --wait: %v", err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("start --wait did not return")
+	}
+	if st := serviceState(t); st != svc.Running {
+		t.Errorf("service state %d after start --wait, want running", st)
+	}
+	waitState(t, c, "running")
 	if len(ran.Argv) != 3 || !strings.EqualFold(ran.Argv[0], stub) || ran.Argv[1] != "gateway" || ran.Argv[2] != "run" {
 		t.Errorf("the service ran %q, want %s gateway run", ran.Argv, stub)
 	}
@@ -259,17 +345,168 @@ func TestSCMRunsTheGatewayInstallFound(t *testing.T) {
 	}
 }
 
+// testHandler is a handler with short start-pending checkpoints whose
+// crash is recorded instead of ending the test binary.
+func testHandler(run func(ctx context.Context, n *Notifications) error) (*handler, chan error) {
+	crashed := make(chan error, 1)
+	n := NewNotifications()
+	h := &handler{note: n, stopWait: 90 * time.Second, shutdownBudget: 300 * time.Millisecond,
+		checkpointEvery: 20 * time.Millisecond, startWaitHint: time.Second, crash: func(err error) { crashed <- err }}
+	h.run = func(ctx context.Context) error { return run(ctx, n) }
+	return h, crashed
+}
+
+// nextStatus returns the handler's next status, skipping start-pending
+// checkpoints unless keep is set, failing after a deadline.
+func nextStatus(t *testing.T, status <-chan svc.Status, keep bool) svc.Status {
+	t.Helper()
+	for {
+		select {
+		case st := <-status:
+			if st.State == svc.StartPending && st.CheckPoint > 1 && !keep {
+				continue
+			}
+			return st
+		case <-time.After(10 * time.Second):
+			t.Fatal("no status from the handler within 10s")
+		}
+	}
+}
+
+// The SCM sees StartPending, with a checkpoint that keeps moving, until the
+// supervisor says READY=1; a stop is taken at any time, and a gateway
+// ready after the stop began never makes the service Running.
+func TestHandlerStatusSequence(t *testing.T) {
+	// run stands in for the supervisor: release lets it return.
+	type run func(ctx context.Context, n *Notifications, release <-chan struct{}) error
+	untilStopped := func(ctx context.Context, _ *Notifications, _ <-chan struct{}) error {
+		<-ctx.Done()
+		return nil
+	}
+	type step struct {
+		notify  string  // report this to the handler's Notifications,
+		cmd     svc.Cmd // or send this control,
+		release bool    // or let run return;
+		want    svc.State
+	}
+	tests := []struct {
+		name  string
+		run   run
+		steps []step // then Execute must return, with no status left but pending checkpoints before any step
+		crash string // the error a crash reports; empty for none
+	}{
+		{name: "ready then stop", run: untilStopped, steps: []step{
+			{notify: "STATUS=starting\nREADY=1", want: svc.Running},
+			{cmd: svc.Stop, want: svc.StopPending},
+		}},
+		{name: "stop before ready", run: func(ctx context.Context, n *Notifications, _ <-chan struct{}) error {
+			<-ctx.Done()
+			n.Notify("READY=1") // readiness that lost the race with the stop
+			return nil
+		}, steps: []step{
+			{cmd: svc.Stop, want: svc.StopPending},
+		}},
+		{name: "shutdown before ready", run: untilStopped, steps: []step{
+			{cmd: svc.PreShutdown, want: svc.StopPending},
+		}},
+		{name: "the supervisor stops on its own", run: func(_ context.Context, _ *Notifications, release <-chan struct{}) error {
+			<-release
+			return nil
+		}, steps: []step{
+			{notify: "READY=1", want: svc.Running},
+			{notify: "STOPPING=1", want: svc.StopPending},
+			{release: true},
+		}},
+		{name: "run error before ready", run: func(context.Context, *Notifications, <-chan struct{}) error {
+			return errors.New("the home is unusable")
+		}, crash: "the home is unusable"},
+		{name: "run error after ready", run: func(_ context.Context, _ *Notifications, release <-chan struct{}) error {
+			<-release
+			return errors.New("the control pipe broke")
+		}, steps: []step{
+			{notify: "READY=1", want: svc.Running},
+			{release: true},
+		}, crash: "the control pipe broke"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gate, release := make(chan struct{}), make(chan struct{})
+			h, crashed := testHandler(func(ctx context.Context, n *Notifications) error {
+				<-gate // runs once the first checkpoints were seen
+				return tt.run(ctx, n, release)
+			})
+			reqs := make(chan svc.ChangeRequest)
+			status := make(chan svc.Status, 64)
+			done := make(chan uint32, 1)
+			go func() {
+				_, code := h.Execute(nil, reqs, status)
+				done <- code
+			}()
+			// Pending, with the checkpoint raised while nothing is ready.
+			for want := uint32(1); want <= 3; want++ {
+				st := nextStatus(t, status, true)
+				if st.State != svc.StartPending || st.CheckPoint != want || st.WaitHint != 1000 || st.Accepts != accepts {
+					t.Fatalf("status %+v, want start pending, checkpoint %d, a 1 s hint, accepting %#x", st, want, accepts)
+				}
+			}
+			close(gate)
+			for _, s := range tt.steps {
+				switch {
+				case s.notify != "":
+					h.note.Notify(s.notify)
+				case s.cmd != 0:
+					reqs <- svc.ChangeRequest{Cmd: s.cmd}
+				case s.release:
+					close(release)
+					continue
+				}
+				st := nextStatus(t, status, false)
+				if st.State != s.want {
+					t.Fatalf("after %+v: status %+v, want state %d", s, st, s.want)
+				}
+				if st.State == svc.Running && st.Accepts != accepts {
+					t.Errorf("running accepts %#x, want %#x", st.Accepts, accepts)
+				}
+			}
+			select {
+			case code := <-done:
+				if (tt.crash != "") != (code != 0) {
+					t.Errorf("Execute returned %d", code)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("Execute did not return")
+			}
+			select {
+			case err := <-crashed:
+				if tt.crash == "" || err.Error() != tt.crash {
+					t.Errorf("crashed with %v, want %q", err, tt.crash)
+				}
+			default:
+				if tt.crash != "" {
+					t.Errorf("no crash, want one with %q", tt.crash)
+				}
+			}
+			close(status)
+			for st := range status {
+				if st.State != svc.StartPending || len(tt.steps) > 0 {
+					t.Errorf("status %+v after the last expected one", st)
+				}
+			}
+		})
+	}
+}
+
 // A pre-shutdown request gives the gateway the short shutdown budget, not
 // the stop timeout: Execute returns (and the job object ends the gateway)
 // once the budget is spent, whatever the supervisor is still doing.
 func TestPreShutdownBudget(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
-	h := &handler{stopWait: time.Minute, shutdownBudget: 300 * time.Millisecond, run: func(ctx context.Context) error {
+	h, _ := testHandler(func(ctx context.Context, _ *Notifications) error {
 		<-ctx.Done()
 		<-release // a gateway slower than the budget
 		return nil
-	}}
+	})
 	st := driveHandler(t, h, svc.PreShutdown, 10*time.Second)
 	if st.State != svc.StopPending || st.WaitHint != 300 {
 		t.Errorf("answered pre-shutdown with %+v, want stop pending with a 300 ms hint", st)
@@ -282,10 +519,10 @@ func TestPreShutdownBudget(t *testing.T) {
 // A stop request waits for the supervisor, whose own stop timeout bounds
 // it, and says so in the wait hint.
 func TestStopWaitsForTheSupervisor(t *testing.T) {
-	h := &handler{stopWait: 90 * time.Second, shutdownBudget: time.Millisecond, run: func(ctx context.Context) error {
+	h, _ := testHandler(func(ctx context.Context, _ *Notifications) error {
 		<-ctx.Done()
 		return nil
-	}}
+	})
 	st := driveHandler(t, h, svc.Stop, 10*time.Second)
 	if st.State != svc.StopPending || st.WaitHint != 90000 {
 		t.Errorf("answered stop with %+v, want stop pending with the stop timeout as hint", st)
@@ -295,26 +532,27 @@ func TestStopWaitsForTheSupervisor(t *testing.T) {
 	}
 }
 
-// driveHandler runs h.Execute on fake channels, sends cmd once it runs,
-// and returns the status it answered with, failing unless Execute returns
-// within limit.
+// driveHandler runs h.Execute on fake channels, reports READY=1, sends
+// cmd once the service is running, and returns the status it answered
+// with, failing unless Execute returns within limit.
 func driveHandler(t *testing.T, h *handler, cmd svc.Cmd, limit time.Duration) svc.Status {
 	t.Helper()
 	reqs := make(chan svc.ChangeRequest)
-	status := make(chan svc.Status, 8)
+	status := make(chan svc.Status, 64)
 	done := make(chan struct{})
 	go func() {
 		h.Execute(nil, reqs, status)
 		close(done)
 	}()
-	if st := <-status; st.State != svc.StartPending {
+	if st := nextStatus(t, status, false); st.State != svc.StartPending {
 		t.Fatalf("first status %+v", st)
 	}
-	if st := <-status; st.State != svc.Running || st.Accepts&svc.AcceptPreShutdown == 0 || st.Accepts&svc.AcceptStop == 0 {
+	h.note.Notify("READY=1")
+	if st := nextStatus(t, status, false); st.State != svc.Running || st.Accepts&svc.AcceptPreShutdown == 0 || st.Accepts&svc.AcceptStop == 0 {
 		t.Fatalf("running status %+v does not accept stop and pre-shutdown", st)
 	}
 	reqs <- svc.ChangeRequest{Cmd: cmd}
-	st := <-status
+	st := nextStatus(t, status, false)
 	select {
 	case <-done:
 	case <-time.After(limit):

@@ -205,6 +205,13 @@ func (p Plan) Apply(ctx context.Context, run Runner) error {
 // ErrUnsupported reports a service manager this build cannot drive.
 var ErrUnsupported = errors.New("service installation is not supported here")
 
+// ErrStopRefused reports a service manager that would not pass a stop to
+// a service that is still starting (Windows documents ControlService as
+// refusing controls to a start-pending service, although it delivers the
+// ones a service accepts, as Wine does): `stop` then asks the supervisor
+// over its control endpoint, which ends the service as well.
+var ErrStopRefused = errors.New("the service manager refused to stop the service while it starts")
+
 // ErrNotRunning reports a service that did not come up after install or
 // start; the error says why, with its last log lines.
 var ErrNotRunning = errors.New("the service is not running")

@@ -261,13 +261,16 @@ func binaryPath(h windows.Handle) (string, error) {
 }
 
 // waitRunning waits, when c.Wait is set, until the SCM reports the service
-// running and it stays so a second later with the same process; a service
-// that stops ends the wait at once with its last log lines.
+// running, which the service does once the gateway is ready (it is
+// StartPending until then; see RunAsService), and it stays so a second
+// later with the same process. A service that stops after it was seen
+// pending or running ends the wait at once with its last log lines.
 func waitRunning(p *Plan, c Config) {
-	p.wait(c, "service "+Name+" is running", func(ctx context.Context) error {
+	p.wait(c, "service "+Name+" is running, its gateway ready", func(ctx context.Context) error {
 		return withService(windows.SERVICE_QUERY_STATUS, func(s *mgr.Service) error {
 			var now svc.Status
-			var pid uint32
+			var pid uint32 // the process last seen running
+			var seen bool  // the service was seen starting or running
 			var since time.Time
 			err := poll(ctx, 200*time.Millisecond, func() (bool, error) {
 				var err error
@@ -278,8 +281,10 @@ func waitRunning(p *Plan, c Config) {
 				case now.State == svc.Running && now.ProcessId == pid:
 					return time.Since(since) >= time.Second, nil
 				case now.State == svc.Running:
-					pid, since = now.ProcessId, time.Now()
-				case now.State == svc.Stopped && pid != 0:
+					pid, since, seen = now.ProcessId, time.Now(), true
+				case now.State == svc.StartPending:
+					pid, seen = 0, true
+				case now.State == svc.Stopped && seen:
 					return false, notRunning(c, now, "")
 				}
 				return false, nil
@@ -354,6 +359,9 @@ func stopService(ctx context.Context, wait time.Duration) error {
 // stopHandle stops s, when it runs, and waits up to wait for it.
 func stopHandle(ctx context.Context, s *mgr.Service, wait time.Duration) error {
 	st, err := s.Control(svc.Stop)
+	if errors.Is(err, windows.ERROR_SERVICE_CANNOT_ACCEPT_CTRL) && st.State == svc.StartPending {
+		return fmt.Errorf("%w: %w", ErrStopRefused, err)
+	}
 	if err != nil && !errors.Is(err, windows.ERROR_SERVICE_NOT_ACTIVE) {
 		return err
 	}
@@ -378,48 +386,100 @@ func stopHandle(ctx context.Context, s *mgr.Service, wait time.Duration) error {
 // RunAsService runs run as the Windows service name, under the service
 // control manager: run's context ends when the SCM asks the service to stop
 // (or the machine shuts down); stopTimeout, the supervisor's own, plus the
-// same grace the other managers get, is the hint for how long that takes. This is an explicit path (run --service) rather than detection,
-// which fails under Wine, where services run outside session 0.
-func RunAsService(name string, stopTimeout time.Duration, run func(ctx context.Context) error) error {
-	h := &handler{run: run, stopWait: stopTimeout + stopGrace, shutdownBudget: shutdownBudget}
+// same grace the other managers get, is the hint for how long that takes.
+// The service is StartPending until note says READY=1, that is until the
+// gateway is ready (see Notifications), so that the SCM's Running, and
+// `install --wait`, mean what systemd's active means. This is an explicit
+// path (run --service) rather than detection, which fails under Wine,
+// where services run outside session 0.
+func RunAsService(name string, stopTimeout time.Duration, note *Notifications, run func(ctx context.Context) error) error {
+	h := &handler{run: run, note: note, stopWait: stopTimeout + stopGrace, shutdownBudget: shutdownBudget,
+		checkpointEvery: checkpointEvery, startWaitHint: startWaitHint, crash: crash}
 	if err := svc.Run(name, h); err != nil {
 		return fmt.Errorf("run as service %s: %w", name, err)
 	}
 	return h.err
 }
 
+// While the service is StartPending it raises its CheckPoint every
+// checkpointEvery and promises the next raise within startWaitHint: a
+// checkpoint that stops moving for longer than the hint is how the SCM and
+// service tools tell a hung start from a slow one. The supervisor's ready
+// timeout (60 s by default, or the gateway's EXTEND_TIMEOUT_USEC) bounds
+// how long the start stays pending.
+const (
+	checkpointEvery = 3 * time.Second
+	startWaitHint   = 10 * time.Second
+)
+
 type handler struct {
-	run      func(ctx context.Context) error
+	run  func(ctx context.Context) error
+	note *Notifications
+	// stopWait is the wait hint of a stop: the supervisor's stop timeout
+	// and a grace.
 	stopWait time.Duration
 	// shutdownBudget bounds a stop at system shutdown: Windows waits no
 	// longer for a pre-shutdown service, and when Execute returns the
 	// process exits and the job object ends the gateway's tree.
-	shutdownBudget time.Duration
-	err            error
+	shutdownBudget                 time.Duration
+	checkpointEvery, startWaitHint time.Duration
+	// crash ends the process after run failed (see crash); tests record.
+	crash func(error)
+	err   error
 }
 
+// crash ends the process without reporting SERVICE_STOPPED: that is what
+// the SCM counts as a crash, and recovers from with the recovery actions
+// on every Windows version.
+func crash(err error) {
+	fmt.Fprintln(os.Stderr, "hermes-supervisor:", err)
+	os.Exit(1)
+}
+
+// accepts is every control the service takes, in StartPending as in
+// Running: a stop before the gateway is ready must work, and with the
+// SCM's own Stop refused, nothing could end a start that never becomes
+// ready short of killing the process.
+const accepts = svc.AcceptStop | svc.AcceptShutdown | svc.AcceptPreShutdown
+
 func (h *handler) Execute(_ []string, reqs <-chan svc.ChangeRequest, status chan<- svc.Status) (bool, uint32) {
-	status <- svc.Status{State: svc.StartPending}
+	pending := svc.Status{State: svc.StartPending, Accepts: accepts, CheckPoint: 1, WaitHint: uint32(h.startWaitHint / time.Millisecond)}
+	status <- pending
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- h.run(ctx) }()
-	running := svc.Status{State: svc.Running, Accepts: svc.AcceptStop | svc.AcceptShutdown | svc.AcceptPreShutdown}
-	status <- running
+	tick := time.NewTicker(h.checkpointEvery)
+	defer tick.Stop()
+	ticks, ready, stopping := tick.C, h.note.Ready(), h.note.Stopping()
+	// stopPending ends the start: a ready gateway that a stop overtook
+	// must not make the service Running again.
+	stopPending := func(wait time.Duration) {
+		ticks, ready, stopping = nil, nil, nil
+		status <- svc.Status{State: svc.StopPending, WaitHint: uint32(wait / time.Millisecond)}
+	}
 	var budget <-chan time.Time
 	for {
 		select {
+		case <-ticks:
+			pending.CheckPoint++
+			status <- pending
+		case <-ready:
+			ticks, ready = nil, nil
+			tick.Stop()
+			status <- svc.Status{State: svc.Running, Accepts: accepts}
+		case <-stopping:
+			// The supervisor stops on its own (a `stop` through its
+			// control endpoint): the SCM sees the stop as it happens.
+			stopPending(h.stopWait)
 		case <-budget:
 			h.err = errors.New("the gateway did not stop within the shutdown budget; its job object ends it")
 			return false, 0
 		case err := <-done:
 			h.err = err
 			if err != nil {
-				// Ending without reporting SERVICE_STOPPED is what the
-				// SCM counts as a crash, and recovers from with the
-				// recovery actions on every Windows version.
-				fmt.Fprintln(os.Stderr, "hermes-supervisor:", err)
-				os.Exit(1)
+				h.crash(err)
+				return false, 1 // reached in tests only
 			}
 			return false, 0
 		case r := <-reqs:
@@ -427,12 +487,12 @@ func (h *handler) Execute(_ []string, reqs <-chan svc.ChangeRequest, status chan
 			case svc.Interrogate:
 				status <- r.CurrentStatus
 			case svc.Stop:
-				status <- svc.Status{State: svc.StopPending, WaitHint: uint32(h.stopWait / time.Millisecond)}
+				stopPending(h.stopWait)
 				cancel()
 			case svc.PreShutdown, svc.Shutdown:
 				// The machine goes down: the gateway gets the marker and a
 				// short budget, not the full stop timeout.
-				status <- svc.Status{State: svc.StopPending, WaitHint: uint32(h.shutdownBudget / time.Millisecond)}
+				stopPending(h.shutdownBudget)
 				cancel()
 				if budget == nil {
 					budget = time.After(h.shutdownBudget)
