@@ -274,6 +274,17 @@ func serviceConfig(ctx context.Context, g *globals, f *serviceFlags) (*globals, 
 	}
 	c := service.Config{Exe: exe, Home: layout.Home, LockDir: layout.LockDir, System: f.system,
 		StopTimeout: f.stopTimeout, UID: os.Getuid(), Path: sg.getenv("PATH"), Demo: f.demo, Wait: f.wait, Watchdog: f.watchdog}
+	// launchd cannot tell when the gateway is ready; the supervisor can.
+	c.Ready = func(ctx context.Context) error {
+		st, err := supervisor.QueryStatus(ctx, layout)
+		switch {
+		case err != nil:
+			return err
+		case st.State != supervisor.Running:
+			return fmt.Errorf("the supervisor says %s: %s", st.State, st.Reason)
+		}
+		return nil
+	}
 	if f.watchdog < 0 {
 		return nil, service.Config{}, fmt.Errorf("--watchdog must not be negative, got %s: pass a deadline such as 30s, or 0 for none", f.watchdog)
 	}

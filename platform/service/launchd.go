@@ -250,20 +250,25 @@ func (l Launchd) state(ctx context.Context, c Config) (agentState, error) {
 }
 
 // waitRunning waits, when c.Wait is set, until launchd runs the supervisor
-// and it stays up: launchd has no readiness protocol, so "running with the
+// and its gateway is ready: launchd has no readiness protocol, so the
+// supervisor is asked (c.Ready); without that question, "running with the
 // same pid a second later" stands for it. A supervisor that exits with an
 // error ends the wait at once with its last log lines.
 func (l Launchd) waitRunning(p *Plan, c Config) {
-	p.wait(c, Label+" is running", func(ctx context.Context) error {
+	p.wait(c, Label+" is running and its gateway ready", func(ctx context.Context) error {
 		var now agentState
 		var since time.Time
 		var pid string
+		var notReady error
 		err := poll(ctx, 200*time.Millisecond, func() (bool, error) {
 			var err error
 			if now, err = l.state(ctx, c); err != nil {
 				return false, nil
 			}
 			switch {
+			case now.State == "running" && now.PID != "" && now.PID == pid && c.Ready != nil:
+				notReady = c.Ready(ctx)
+				return notReady == nil, nil
 			case now.State == "running" && now.PID != "" && now.PID == pid:
 				return time.Since(since) >= time.Second, nil
 			case now.State == "running":
@@ -274,7 +279,11 @@ func (l Launchd) waitRunning(p *Plan, c Config) {
 			return false, nil
 		})
 		if err != nil && ctx.Err() != nil {
-			return l.notRunning(c, now, fmt.Sprintf(" after %v", c.Wait))
+			after := fmt.Sprintf(" after %v", c.Wait)
+			if notReady != nil {
+				after += fmt.Sprintf(", its gateway not ready (%v)", notReady)
+			}
+			return l.notRunning(c, now, after)
 		}
 		return err
 	})

@@ -137,3 +137,48 @@ func TestPlistHasNoProcessType(t *testing.T) {
 		}
 	}
 }
+
+// launchd has no readiness protocol: start waits until the supervisor it
+// runs says its gateway is ready, and a gateway that never is fails the
+// wait, saying why.
+func TestLaunchdWaitsForReadiness(t *testing.T) {
+	tests := []struct {
+		name     string
+		notReady int // answers "not ready" before "ready"; -1: never ready
+		ok       bool
+	}{
+		{"ready at once", 0, true},
+		{"ready on the third question", 2, true},
+		{"never ready", -1, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			asked := 0
+			c := Config{Exe: "/usr/local/bin/hermes-supervisor", Home: "/Users/ann/.hermes", UID: 501, Wait: 2 * time.Second,
+				UserHome: testdir.New(t), Ready: func(context.Context) error {
+					asked++
+					if tt.notReady < 0 || asked <= tt.notReady {
+						return errors.New("state starting")
+					}
+					return nil
+				}}
+			running := func(_ context.Context, argv []string) ([]byte, error) {
+				return []byte("state = running\npid = 4242\n"), nil
+			}
+			p, err := Launchd{Output: running}.Control(c, "start")
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = p.Apply(context.Background(), func(context.Context, []string) error { return nil })
+			if (err == nil) != tt.ok {
+				t.Fatalf("start: %v, want ok %v", err, tt.ok)
+			}
+			if tt.ok && asked != tt.notReady+1 {
+				t.Errorf("asked the supervisor %d times, want %d", asked, tt.notReady+1)
+			}
+			if !tt.ok && (!errors.Is(err, ErrNotRunning) || !strings.Contains(err.Error(), "its gateway not ready (state starting)")) {
+				t.Errorf("start of a never-ready gateway: %v", err)
+			}
+		})
+	}
+}

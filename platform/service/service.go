@@ -65,6 +65,11 @@ type Config struct {
 	// Watchdog, when positive, is the systemd unit's WatchdogSec=: the
 	// supervisor's state machine must ping within it or be restarted.
 	Watchdog time.Duration
+	// Ready, when set, asks the installed supervisor whether its gateway
+	// is ready: nil when it is, else why not. launchd has no readiness
+	// protocol (systemd has READY=1, the SCM our Running), so its waits
+	// ask the supervisor itself.
+	Ready func(ctx context.Context) error
 }
 
 // Validate reports the first setting a service cannot be built from.
