@@ -51,6 +51,10 @@ type Child struct {
 	Watchdog *WatchdogStatus `json:"watchdog,omitempty"`
 	// NotifyIgnored counts sd_notify datagrams from outside the gateway's tree.
 	NotifyIgnored int `json:"notify_ignored,omitempty"`
+	// Cgroup is the cgroup the supervisor made for this gateway, whose
+	// every member dies with it; empty when no cgroup was delegated to us
+	// and the process group alone holds its tree.
+	Cgroup string `json:"cgroup,omitempty"`
 }
 
 // Identity returns the child's process identity.
@@ -129,6 +133,9 @@ func (s *Status) WriteText(w io.Writer, now time.Time) error {
 		}
 		if w := c.Watchdog; w != nil {
 			writeWatchdog(&b, w, now)
+		}
+		if c.Cgroup != "" {
+			fmt.Fprintf(&b, "cgroup:     %s\n", c.Cgroup)
 		}
 		if c.NotifyIgnored > 0 {
 			fmt.Fprintf(&b, "notify:     %d datagrams from outside the gateway's tree ignored\n", c.NotifyIgnored)

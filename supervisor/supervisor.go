@@ -481,7 +481,7 @@ func (s *Supervisor) start(ctx context.Context) {
 		// new command line's set-up: what we asked for is what runs.
 		id.Argv = slices.Clone(s.cfg.Command)
 	}
-	s.child = &Child{PID: id.PID, StartTime: id.StartTime, Argv: id.Argv, StartedAt: st.begun, NonceHash: s.hashed}
+	s.child = &Child{PID: id.PID, StartTime: id.StartTime, Argv: id.Argv, StartedAt: st.begun, NonceHash: s.hashed, Cgroup: st.cgroup()}
 	s.run, s.gateway = st, nil
 	s.watch(ctx, st)
 	s.watchStarted(st, id.PID)

@@ -1,6 +1,7 @@
 package systemdtest
 
 import (
+	"encoding/json"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -150,8 +151,8 @@ systemctl daemon-reload && systemctl enable --now hermes-gateway.service`)
 	if !strings.HasPrefix(p["StatusText"], "running: ") || p["Type"] != "notify" {
 		t.Errorf("StatusText = %q, Type = %q: want the supervisor's state running, Type=notify", p["StatusText"], p["Type"])
 	}
-	if _, err := m.exec(10*time.Second, append(sup, "status")...); exitCode(err) != 0 {
-		t.Errorf("status while running: exit %d, want 0", exitCode(err))
+	if out, err := m.exec(10*time.Second, append(sup, "status")...); exitCode(err) != 0 || !strings.Contains(out, "\ncgroup:     "+systemCgroup+"/gateway\n") {
+		t.Errorf("status while running: exit %d, want 0, and a line naming the gateway's cgroup:\n%s", exitCode(err), out)
 	}
 
 	t.Logf("%v: installed over Hermes' unit, active after READY", time.Since(began))
@@ -159,6 +160,16 @@ systemctl daemon-reload && systemctl enable --now hermes-gateway.service`)
 	// helper it left goes with it, and only the new one's runs.
 	supPID, gw := p["MainPID"], m.gatewayPID(home)
 	helper := m.checkCgroup(systemCgroup, supPID, gw)
+	var st struct {
+		Child struct {
+			PID    int    `json:"pid"`
+			Cgroup string `json:"cgroup"`
+		} `json:"child"`
+	}
+	if err := json.Unmarshal([]byte(m.must(append(append([]string{"sh", "-c", `"$@" 2>/dev/null`, "sh"}, sup...), "status", "--json")...)), &st); err != nil ||
+		strconv.Itoa(st.Child.PID) != gw || st.Child.Cgroup != systemCgroup+"/gateway" {
+		t.Errorf("status --json: child %+v (%v), want the gateway %s in %s/gateway", st.Child, err, gw, systemCgroup)
+	}
 	m.must("kill", "-KILL", gw)
 	m.waitUnit("", unit, 20*time.Second, "a new gateway", func(p map[string]string) bool {
 		g := m.gatewayPID(home)
