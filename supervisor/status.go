@@ -197,6 +197,12 @@ func parseStatusFile(b []byte) (*Status, error) {
 		return nil, err
 	}
 	s.Source = "state-file"
+	if s.Child != nil {
+		// Only the live supervisor may name the gateway's cgroup: one read
+		// from a file may be stale or forged, and must not be shown as if
+		// it held the gateway's tree, nor be there for code to act on.
+		s.Child.Cgroup = ""
+	}
 	return &s, nil
 }
 
