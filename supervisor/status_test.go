@@ -6,13 +6,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
 )
 
 // A state file that names a cgroup for its gateway, forged or left by a
 // supervisor long dead, is never shown as the gateway's cgroup: only the
 // live supervisor knows which cgroup it made.
 func TestStateFileCgroupIsNotBelieved(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "supervisor.json")
+	path := filepath.Join(testdir.New(t), "supervisor.json")
 	forged := `{"state":"running","home":"/h","lock_dir":"/l","supervisor":{"pid":99999},
 		"child":{"pid":1,"argv":["hermes","gateway","run"],"started_at":"2026-01-01T00:00:00Z","cgroup":"/sys/fs/cgroup"}}`
 	if err := os.WriteFile(path, []byte(forged), 0o600); err != nil {
