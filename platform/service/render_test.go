@@ -258,3 +258,33 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("a manager without per-user dirs needs no user home: %v", err)
 	}
 }
+
+// mustUnit renders c's unit, failing the test on an error.
+func mustUnit(t *testing.T, c Config) []byte {
+	t.Helper()
+	b, err := Systemd{}.Unit(c)
+	if err != nil {
+		t.Fatalf("Unit: %v", err)
+	}
+	return b
+}
+
+// mustPlist renders c's plist, failing the test on an error.
+func mustPlist(t *testing.T, c Config) []byte {
+	t.Helper()
+	b, err := Launchd{}.Plist(c)
+	if err != nil {
+		t.Fatalf("Plist: %v", err)
+	}
+	return b
+}
+
+// mustDeployFiles renders deploy/, failing the test on an error.
+func mustDeployFiles(t *testing.T) map[string][]byte {
+	t.Helper()
+	files, err := DeployFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
