@@ -30,6 +30,9 @@ type FileConfig struct {
 	Watchdog string `json:"watchdog,omitempty"`
 	// HangAfter is the heartbeat-file hang deadline (--hang-after).
 	HangAfter Duration `json:"hang_after,omitempty"`
+	// Path is the file this was read from (set by ReadFileConfig, never
+	// by the file itself): install names it as the source of a value.
+	Path string `json:"-"`
 }
 
 // RestartFile is the restart policy as written in the config file.
@@ -107,6 +110,9 @@ func ReadFileConfig(path string) (FileConfig, error) {
 	var ce *ConfigError
 	if errors.As(err, &ce) {
 		ce.Path = path
+	}
+	if err == nil {
+		fc.Path = path
 	}
 	return fc, err
 }

@@ -302,7 +302,67 @@ func serviceConfig(ctx context.Context, g *globals, f *serviceFlags) (*globals, 
 			c.User = u.Username
 		}
 	}
+	c.Origins = origins(sg, acct)
 	return sg, c, nil
+}
+
+// origins says where serviceConfig took each value from, in the order
+// globals.layout and platform.DefaultHermesHome/DefaultLockDir choose
+// them, so that a value refused (or shown in the plan) is named by its
+// source. Under sudo (acct set) whatever the invoking user did not type on
+// this command line, a config file of theirs, their login's PATH or an
+// environment variable sudo kept, is Unseen: install shows it first.
+func origins(g *globals, acct *service.Account) service.Origins {
+	sudo := acct != nil
+	typed := func(flag string) service.Origin { return service.Origin{From: flag} }
+	env := func(k string) service.Origin {
+		return service.Origin{From: "the environment variable " + k, Unseen: sudo}
+	}
+	file := func(key string) service.Origin {
+		return service.Origin{From: fmt.Sprintf("config file %s, key %q", g.file.Path, key), Unseen: sudo}
+	}
+	fromHome := service.Origin{From: "the default under HOME"}
+	if sudo {
+		fromHome.From = "the default under " + acct.Name + "'s home (passwd)"
+	}
+	var o service.Origins
+	o.Exe = service.Origin{From: "this binary's own path"}
+	switch {
+	case g.home != "":
+		o.Home = typed("--home")
+	case strings.TrimSpace(g.getenv("HERMES_HOME")) != "":
+		o.Home = env("HERMES_HOME")
+	case g.getenv("HERMES_HOME") == "" && g.file.Home != "":
+		o.Home = file("home")
+	case g.getenv("HERMES_DATA_DIR_SUFFIX") != "":
+		o.Home = service.Origin{From: fromHome.From + " and the environment variable HERMES_DATA_DIR_SUFFIX", Unseen: sudo}
+	default:
+		o.Home = fromHome
+	}
+	switch {
+	case g.lockDir != "":
+		o.LockDir = typed("--lock-dir")
+	case g.getenv("HERMES_GATEWAY_LOCK_DIR") == "" && g.file.LockDir != "":
+		o.LockDir = file("lock_dir")
+	case strings.TrimSpace(g.getenv("HERMES_GATEWAY_LOCK_DIR")) != "":
+		o.LockDir = env("HERMES_GATEWAY_LOCK_DIR")
+	case strings.TrimSpace(g.getenv("XDG_STATE_HOME")) != "":
+		o.LockDir = env("XDG_STATE_HOME")
+	default:
+		o.LockDir = fromHome
+	}
+	o.Path = service.Origin{From: "the environment variable PATH"}
+	o.UserHome = service.Origin{From: "HOME"}
+	o.User = service.Origin{From: "the current user"}
+	if sudo {
+		o.User = service.Origin{From: "SUDO_USER"}
+		o.UserHome = service.Origin{From: acct.Name + "'s passwd entry"}
+		if acct.Path != "" {
+			o.Path = service.Origin{From: acct.Name + "'s login shell (su -l, which reads their profile)", Unseen: true}
+		}
+	}
+	o.Command = service.Origin{From: "hermes, found on " + o.Path.From, Unseen: o.Path.Unseen}
+	return o
 }
 
 // gatewayFound refuses to install a service that would quietly run the

@@ -12,6 +12,14 @@ param(
 )
 $ErrorActionPreference = 'Stop'
 $name = 'hermes-supervisor'
+# Nothing written into the service's definition may hold a control
+# character or a line separator (docs/security.md).
+$unsafe = '[\p{Cc}\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]'
+function Assert-Safe([string]$what, [string]$value) {
+    if ($value -match $unsafe) { throw "$what holds a control character or line separator: fix it, nothing was changed" }
+}
+Assert-Safe '-Exe' $Exe
+Assert-Safe '-HermesHome' $HermesHome
 
 # Hermes keeps each task's launcher in <home>\gateway-service, named after
 # the task: those of this home are this home's tasks; other profiles' tasks
@@ -46,9 +54,13 @@ $me = [System.Security.Principal.WindowsIdentity]::GetCurrent()
 $sid = $me.User.Value
 $cred = Get-Credential -UserName $me.Name -Message 'The hermes-supervisor service runs as you: your Windows password'
 $hermes = (Get-Command hermes -CommandType Application -ErrorAction Stop).Source
+Assert-Safe 'the hermes found on PATH' $hermes
+Assert-Safe 'PATH' $env:PATH
 # The installing user may also use the control pipe (status, stop, restart).
 $argv = @('--home', $HermesHome) + @('run', '--stop-timeout', '1m15s', '--service') + @('--control-user', $sid, '--', $hermes, 'gateway', 'run')
-$quote = { param($a) if ($a -match '[\s"]') { '"' + ($a -replace '"', '\"') + '"' } else { $a } }
+# Quoted as CommandLineToArgvW reads it back: backslashes before a quote
+# and at the end of a quoted word are doubled.
+$quote = { param($a) if ($a -ne '' -and $a -notmatch '[\s"]') { $a } else { '"' + (($a -replace '(\\*)"', '$1$1\"') -replace '(\\+)$', '$1$1') + '"' } }
 $bin = (@($Exe) + $argv | ForEach-Object { & $quote $_ }) -join ' '
 
 if (Get-Service -Name $name -ErrorAction SilentlyContinue) {

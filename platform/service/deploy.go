@@ -26,27 +26,66 @@ const defaultStopTimeout = 75 * time.Second
 // DeployFiles renders every file under deploy/, by path relative to it,
 // from the same templates `install` renders: packagers ship them and
 // configuration management reviews them; `make deploy` writes them.
-func DeployFiles() map[string][]byte {
-	return map[string][]byte{
-		"systemd/system/" + Name + ".service": Systemd{}.Unit(packaged("/usr/bin/hermes-supervisor", true)),
-		"systemd/user/" + Name + ".service":   Systemd{}.Unit(packaged("/usr/bin/hermes-supervisor", false)),
-		"launchd/" + Label + ".plist":         Launchd{}.Plist(packaged("/usr/local/bin/hermes-supervisor", false)),
-		"windows/install-service.ps1":         powershellInstall(),
+func DeployFiles() (map[string][]byte, error) {
+	files := map[string][]byte{}
+	for rel, render := range map[string]func() ([]byte, error){
+		"systemd/system/" + Name + ".service": func() ([]byte, error) { return Systemd{}.Unit(packaged("/usr/bin/hermes-supervisor", true)) },
+		"systemd/user/" + Name + ".service":   func() ([]byte, error) { return Systemd{}.Unit(packaged("/usr/bin/hermes-supervisor", false)) },
+		"launchd/" + Label + ".plist":         func() ([]byte, error) { return Launchd{}.Plist(packaged("/usr/local/bin/hermes-supervisor", false)) },
+		"windows/install-service.ps1":         func() ([]byte, error) { return powershellInstall(packaged(`C:\hermes-supervisor.exe`, true)) },
+	} {
+		data, err := render()
+		if err != nil {
+			return nil, fmt.Errorf("render deploy/%s: %w", rel, err)
+		}
+		files[rel] = data
 	}
+	return files, nil
 }
+
+// psQuote writes s as a PowerShell single-quoted string. PowerShell ends
+// such a string at any of the four single quotes it knows (', and the
+// typographic U+2018 to U+201B), and reads each one doubled as itself, so
+// every one is doubled. A value that checkValues refuses is refused here
+// too: a script is a privileged file as much as a unit is.
+func psQuote(s string, what string, from Origin) (string, error) {
+	if err := checkValue(what, s, from); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteByte('\'')
+	for _, r := range s {
+		if psSingleQuote(r) {
+			b.WriteRune(r)
+		}
+		b.WriteRune(r)
+	}
+	b.WriteByte('\'')
+	return b.String(), nil
+}
+
+// psSingleQuote reports whether PowerShell's tokenizer takes r for a
+// single quote.
+func psSingleQuote(r rune) bool { return r == '\'' || r >= '\u2018' && r <= '\u201b' }
 
 // powershellInstall renders a script that creates the Windows service as
 // `install` does through the SCM API: the same command line with the
 // gateway resolved and pinned, automatic start, the installing user's
 // account (never LocalSystem), the same DACL and recovery actions, also
-// after a non-zero exit.
-func powershellInstall() []byte {
+// after a non-zero exit. The values it takes at run time (-Exe,
+// -HermesHome, the hermes it finds) are refused there when they hold a
+// control character, as install refuses them.
+func powershellInstall(c Config) ([]byte, error) {
 	var b strings.Builder
-	args := scmArgs(packaged(`C:\hermes-supervisor.exe`, true), "")
+	args := scmArgs(c, "")
 	sddl := strings.Replace(serviceSDDL("SID"), "SID)", "$sid)", 1)
 	quoted := make([]string, len(args))
 	for i, a := range args {
-		quoted[i] = "'" + strings.ReplaceAll(a, "'", "''") + "'"
+		q, err := psQuote(a, fmt.Sprintf("argument %d of the service's command line", i+1), Origin{})
+		if err != nil {
+			return nil, err
+		}
+		quoted[i] = q
 	}
 	var actions []string
 	for _, d := range recoveryDelays {
@@ -66,6 +105,14 @@ param(
 )
 $ErrorActionPreference = 'Stop'
 $name = '%[1]s'
+# Nothing written into the service's definition may hold a control
+# character or a line separator (docs/security.md).
+$unsafe = '[\p{Cc}\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]'
+function Assert-Safe([string]$what, [string]$value) {
+    if ($value -match $unsafe) { throw "$what holds a control character or line separator: fix it, nothing was changed" }
+}
+Assert-Safe '-Exe' $Exe
+Assert-Safe '-HermesHome' $HermesHome
 
 # Hermes keeps each task's launcher in <home>\gateway-service, named after
 # the task: those of this home are this home's tasks; other profiles' tasks
@@ -100,9 +147,13 @@ $me = [System.Security.Principal.WindowsIdentity]::GetCurrent()
 $sid = $me.User.Value
 $cred = Get-Credential -UserName $me.Name -Message 'The hermes-supervisor service runs as you: your Windows password'
 $hermes = (Get-Command hermes -CommandType Application -ErrorAction Stop).Source
+Assert-Safe 'the hermes found on PATH' $hermes
+Assert-Safe 'PATH' $env:PATH
 # The installing user may also use the control pipe (status, stop, restart).
 $argv = @('--home', $HermesHome) + @(%[3]s) + @('--control-user', $sid, '--', $hermes, 'gateway', 'run')
-$quote = { param($a) if ($a -match '[\s"]') { '"' + ($a -replace '"', '\"') + '"' } else { $a } }
+# Quoted as CommandLineToArgvW reads it back: backslashes before a quote
+# and at the end of a quoted word are doubled.
+$quote = { param($a) if ($a -ne '' -and $a -notmatch '[\s"]') { $a } else { '"' + (($a -replace '(\\*)"', '$1$1\"') -replace '(\\+)$', '$1$1') + '"' } }
 $bin = (@($Exe) + $argv | ForEach-Object { & $quote $_ }) -join ' '
 
 if (Get-Service -Name $name -ErrorAction SilentlyContinue) {
@@ -135,7 +186,7 @@ while ((Get-Service -Name $name).Status -ne 'Running') {
 }
 Write-Output "service $name is running"
 `, Name, hermesTask, strings.Join(quoted, ", "), recoveryText(), recoveryReset, strings.Join(actions, "/"), sddl)
-	return []byte(b.String())
+	return []byte(b.String()), nil
 }
 
 func recoveryText() string {

@@ -22,7 +22,7 @@ const deployDir = "../../deploy"
 // templates render now (`make deploy` rewrites them), or when deploy/
 // holds a file nobody renders.
 func TestDeployFiles(t *testing.T) {
-	files := DeployFiles()
+	files := mustDeployFiles(t)
 	if *update {
 		for rel, data := range files {
 			path := filepath.Join(deployDir, rel)
@@ -69,7 +69,7 @@ func TestDeployUnitsVerify(t *testing.T) {
 	if _, err := exec.LookPath("systemd-analyze"); err != nil {
 		t.Skip("needs systemd-analyze (apt-get install systemd; make test does)")
 	}
-	files := DeployFiles()
+	files := mustDeployFiles(t)
 	for _, scope := range []string{"system", "user"} {
 		t.Run(scope, func(t *testing.T) {
 			dir := testdir.New(t)

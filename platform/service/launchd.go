@@ -56,8 +56,13 @@ func (l Launchd) target(c Config, label string) string { return l.domain(c) + "/
 // Plist renders the definition. KeepAlive restarts the supervisor when it
 // exits with an error but not after `hermes-supervisor stop` (exit 0);
 // ExitTimeOut outlasts the supervisor's own stop timeout before launchd
-// sends SIGKILL.
-func (l Launchd) Plist(c Config) []byte {
+// sends SIGKILL. It refuses a value no plist may hold (checkValues): XML
+// 1.0 cannot carry most control characters at all, and an encoder would
+// silently write another value in their place.
+func (l Launchd) Plist(c Config) ([]byte, error) {
+	if err := c.checkValues(); err != nil {
+		return nil, err
+	}
 	var b strings.Builder
 	b.WriteString(xml.Header)
 	b.WriteString(`<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">` + "\n")
@@ -115,7 +120,7 @@ func (l Launchd) Plist(c Config) []byte {
 		str("\t", filepath.Join(l.LogDir(c), "hermes-supervisor.stderr.log"))
 	}
 	b.WriteString("</dict>\n</plist>\n")
-	return []byte(b.String())
+	return []byte(b.String()), nil
 }
 
 func xmlEscape(s string) string {
@@ -132,7 +137,7 @@ func (l Launchd) hermesAgents(c Config) []string {
 // Install writes the plist and loads it with `launchctl bootstrap` (not the
 // legacy `load`), first unloading an older copy of ours.
 func (l Launchd) Install(c Config, migrate bool) (Plan, error) {
-	if err := c.Validate(true); err != nil {
+	if err := c.validateInstall(true); err != nil {
 		return Plan{}, err
 	}
 	var p Plan
@@ -157,8 +162,13 @@ func (l Launchd) Install(c Config, migrate bool) (Plan, error) {
 			return l.guiDomain(ctx, c)
 		})
 	}
+	data, err := l.Plist(c)
+	if err != nil {
+		return Plan{}, err
+	}
+	p.noteOrigins(c)
 	p.Steps = append(p.Steps, Step{Run: []string{"mkdir", "-p", l.LogDir(c)}})
-	p.write(l.PlistPath(c), 0o644, l.Plist(c))
+	p.write(l.PlistPath(c), 0o644, data)
 	p.try("launchctl", "bootout", l.target(c, Label))
 	p.do("wait until `launchctl print "+l.target(c, Label)+"` shows the old job gone", func(ctx context.Context) error {
 		return l.waitGone(ctx, c)

@@ -132,7 +132,7 @@ func TestLaunchdNoGUISession(t *testing.T) {
 // would throttle the gateway.
 func TestPlistHasNoProcessType(t *testing.T) {
 	for _, system := range []bool{false, true} {
-		if p := string(Launchd{}.Plist(ann(system))); strings.Contains(p, "ProcessType") {
+		if p := string(mustPlist(t, ann(system))); strings.Contains(p, "ProcessType") {
 			t.Errorf("plist (system %v) sets ProcessType:\n%s", system, p)
 		}
 	}

@@ -60,12 +60,12 @@ func TestGolden(t *testing.T) {
 		name string
 		got  []byte
 	}{
-		{"user.service", Systemd{}.Unit(ann(false))},
-		{"system.service", Systemd{}.Unit(ann(true))},
-		{"quoting.service", Systemd{}.Unit(weird)},
-		{"user.plist", Launchd{}.Plist(ann(false))},
-		{"system.plist", Launchd{}.Plist(ann(true))},
-		{"quoting.plist", Launchd{}.Plist(weird)},
+		{"user.service", mustUnit(t, ann(false))},
+		{"system.service", mustUnit(t, ann(true))},
+		{"quoting.service", mustUnit(t, weird)},
+		{"user.plist", mustPlist(t, ann(false))},
+		{"system.plist", mustPlist(t, ann(true))},
+		{"quoting.plist", mustPlist(t, weird)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { golden(t, tt.name, tt.got) })
@@ -92,7 +92,7 @@ func TestSystemdAnalyzeVerify(t *testing.T) {
 		c.Exe, c.Home, c.User = exe, home, ""
 		dir := testdir.New(t)
 		path := filepath.Join(dir, Name+".service")
-		if err := os.WriteFile(path, Systemd{}.Unit(c), 0o644); err != nil {
+		if err := os.WriteFile(path, mustUnit(t, c), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		args := []string{"verify", "--man=no", path}
@@ -135,7 +135,7 @@ type agent struct {
 func TestPlistKeys(t *testing.T) {
 	for _, c := range []Config{ann(false), ann(true), func() Config { c := ann(false); c.Home = `/Users/ann/a "b" & <c>`; return c }()} {
 		var a agent
-		if _, err := plist.Unmarshal(Launchd{}.Plist(c), &a); err != nil {
+		if _, err := plist.Unmarshal(mustPlist(t, c), &a); err != nil {
 			t.Fatalf("plist does not parse: %v", err)
 		}
 		switch {
@@ -257,4 +257,34 @@ func TestConfigValidate(t *testing.T) {
 	if err := c.Validate(false); err != nil {
 		t.Errorf("a manager without per-user dirs needs no user home: %v", err)
 	}
+}
+
+// mustUnit renders c's unit, failing the test on an error.
+func mustUnit(t *testing.T, c Config) []byte {
+	t.Helper()
+	b, err := Systemd{}.Unit(c)
+	if err != nil {
+		t.Fatalf("Unit: %v", err)
+	}
+	return b
+}
+
+// mustPlist renders c's plist, failing the test on an error.
+func mustPlist(t *testing.T, c Config) []byte {
+	t.Helper()
+	b, err := Launchd{}.Plist(c)
+	if err != nil {
+		t.Fatalf("Plist: %v", err)
+	}
+	return b
+}
+
+// mustDeployFiles renders deploy/, failing the test on an error.
+func mustDeployFiles(t *testing.T) map[string][]byte {
+	t.Helper()
+	files, err := DeployFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }

@@ -3,7 +3,6 @@ package service
 import (
 	"bufio"
 	"bytes"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -150,7 +149,7 @@ func sameHomePath(a, b string) bool {
 // are never touched), reading each with read and home with served.
 func ownedDefinitions(paths []string, home string, read func(string) ([]byte, error), served func([]byte) (string, bool)) (ours, others []string) {
 	if read == nil {
-		read = os.ReadFile
+		read = readDefinition
 	}
 	for _, p := range paths {
 		b, err := read(p)
@@ -173,7 +172,7 @@ func ownedDefinitions(paths []string, home string, read func(string) ([]byte, er
 // Startup-folder entries (in startup) that launch one of them.
 func hermesWindowsLaunchers(home, startup string, glob func(string) ([]string, error), read func(string) ([]byte, error)) (tasks, entries []string) {
 	if read == nil {
-		read = os.ReadFile
+		read = readDefinition
 	}
 	dir := filepath.Join(home, "gateway-service")
 	// How a Startup entry names the launcher: a Windows path, whatever

@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/platform"
 )
 
 // Name is the service's name: the systemd unit's stem. It is not Hermes'
@@ -70,6 +72,9 @@ type Config struct {
 	// protocol (systemd has READY=1, the SCM our Running), so its waits
 	// ask the supervisor itself.
 	Ready func(ctx context.Context) error
+	// Origins says where the values above came from, for the error that
+	// refuses one and for the plan's notes (see checkValues).
+	Origins Origins
 }
 
 // Validate reports the first setting a service cannot be built from.
@@ -386,6 +391,20 @@ func ResolveCommand(argv []string, path string) ([]string, error) {
 	return append([]string{abs}, argv[1:]...), nil
 }
 
+// maxDefinition bounds a service definition we read: ours are under 2 KiB,
+// Hermes' own about as small.
+const maxDefinition = 256 << 10
+
+// readDefinition reads a service definition as every file of someone
+// else's is read: a user's unit dir is theirs to fill, and `sudo
+// hermes-supervisor install --system`, stop and uninstall read it as root.
+// A symlink (to /dev/zero, to a root-only file), a FIFO, a device or a
+// file over maxDefinition is refused, never followed, waited on or
+// loaded whole (platform.ReadRegularFile).
+func readDefinition(path string) ([]byte, error) {
+	return platform.ReadRegularFile(path, maxDefinition)
+}
+
 // installed lists the user's and the machine's definition of the service
 // that exist at path(c), each with the home that home reads from it.
 func installed(c Config, path func(Config) string, home func([]byte) string) []Definition {
@@ -397,7 +416,7 @@ func installed(c Config, path func(Config) string, home func([]byte) string) []D
 			continue
 		}
 		p := path(c)
-		data, err := os.ReadFile(p)
+		data, err := readDefinition(p)
 		if err != nil {
 			continue
 		}

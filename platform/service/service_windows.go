@@ -49,7 +49,7 @@ var Recovery = func() []mgr.RecoveryAction {
 // Install creates (or updates) the service, sets its recovery actions and
 // starts it.
 func (m SCM) Install(c Config, migrate bool) (Plan, error) {
-	if err := c.Validate(false); err != nil {
+	if err := c.validateInstall(false); err != nil {
 		return Plan{}, err
 	}
 	installer, err := platform.CurrentUserSID()
@@ -84,6 +84,7 @@ func (m SCM) Install(c Config, migrate bool) (Plan, error) {
 		p.do("move "+e+" to "+aside, func(context.Context) error { return os.Rename(e, aside) })
 	}
 	args := scmArgs(c, installer)
+	p.noteOrigins(c)
 	p.Steps = append(p.Steps, Step{What: "grant " + account + " the right to log on as a service", MayFail: true,
 		Do: func(context.Context) error { return grantServiceLogon(installer) }})
 	p.do(fmt.Sprintf("stop service %s if it runs, then create or update it: %s (automatic start, as %s)", Name, Join(append([]string{c.Exe}, args...)), account), func(ctx context.Context) error {

@@ -9,9 +9,12 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Systemd drives systemd: a unit of our own, user or system.
@@ -43,8 +46,22 @@ func systemdUnitDir(c Config) string {
 // brings back a crashed supervisor but not one stopped on purpose;
 // Delegate=yes gives it the unit's cgroup to run each gateway in a child
 // of its own, so that what a gateway leaves behind (a setsid helper) is
-// killed when it exits, not only when the unit stops.
-func (Systemd) Unit(c Config) []byte {
+// killed when it exits, not only when the unit stops. It refuses a value
+// no unit may hold (checkValues), and quotes every other word so that
+// systemd parses back exactly the argv and environment meant.
+func (Systemd) Unit(c Config) ([]byte, error) {
+	if err := c.checkValues(); err != nil {
+		return nil, err
+	}
+	// systemd strips the prefixes - @ + ! : from the first word after
+	// unquoting it, so quoting cannot keep a leading + from running the
+	// command as root: only an absolute path may start the line.
+	if !strings.HasPrefix(c.Exe, "/") {
+		return nil, fmt.Errorf("%w: the binary path %s (from %s) does not start with /: systemd would read a prefix from it", ErrUnsafeValue, strconv.Quote(c.Exe), c.Origins.Exe)
+	}
+	if c.User != "" && !systemdUserName.MatchString(c.User) {
+		return nil, fmt.Errorf("%w: the service's user %s (from %s) is not a user name systemd takes literally in User=", ErrUnsafeValue, strconv.Quote(c.User), c.Origins.User)
+	}
 	var b strings.Builder
 	if c.Home != "" {
 		b.WriteString("# Written by `hermes-supervisor install`; `hermes-supervisor uninstall` removes it.\n")
@@ -87,8 +104,12 @@ func (Systemd) Unit(c Config) []byte {
 	} else {
 		b.WriteString("WantedBy=default.target\n")
 	}
-	return []byte(b.String())
+	return []byte(b.String()), nil
 }
+
+// systemdUserName is what User= gets: systemd expands specifiers (%) in it
+// and takes no quotes, so only a plain POSIX name is written.
+var systemdUserName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.@-]*$`)
 
 func (s Systemd) systemctl(c Config, args ...string) []string {
 	if c.System {
@@ -105,7 +126,7 @@ func (s Systemd) hermesUnits(c Config) []string {
 // Install writes the unit, disables Hermes' own units when asked, then
 // enables and starts ours without waiting for the gateway to be ready.
 func (s Systemd) Install(c Config, migrate bool) (Plan, error) {
-	if err := c.Validate(true); err != nil {
+	if err := c.validateInstall(true); err != nil {
 		return Plan{}, err
 	}
 	var p Plan
@@ -142,7 +163,12 @@ func (s Systemd) Install(c Config, migrate bool) (Plan, error) {
 			p.Notes = append(p.Notes, fmt.Sprintf("%s's own Hermes user unit %s also restarts the gateway of this home; two supervisors would fight over it: rerun with --migrate to disable it", c.User, name))
 		}
 	}
-	p.write(s.UnitPath(c), 0o644, s.Unit(c))
+	unit, err := s.Unit(c)
+	if err != nil {
+		return Plan{}, err
+	}
+	p.noteOrigins(c)
+	p.write(s.UnitPath(c), 0o644, unit)
 	p.run(s.systemctl(c, "daemon-reload")...)
 	p.run(s.systemctl(c, "enable", Name+".service")...)
 	s.startAndWait(&p, c, "restart")
@@ -346,17 +372,47 @@ func systemdArgs(argv []string) string {
 	return strings.Join(q, " ")
 }
 
-// systemdQuote quotes one word for a unit file so that it is taken
-// literally: specifiers (%) are escaped everywhere, variables ($) only in
-// command lines (exec), where systemd expands them; a word with spaces or
-// quotes is double-quoted with C escapes.
+// systemdQuote quotes one word for a unit file so that systemd reads it
+// back literally (systemd.syntax(7), systemd.service(5) "Command lines"):
+// specifiers (%) are doubled everywhere, variables ($) only in command
+// lines (exec), where systemd expands them even inside quotes. A word of
+// only safe characters is written as it is; any other is double-quoted,
+// with \ and " escaped, and anything that is not a printable character
+// (checkValues lets none through) C-escaped, so that a unit line stays one
+// line whatever it is given.
 func systemdQuote(s string, exec bool) string {
 	s = strings.ReplaceAll(s, "%", "%%")
 	if exec {
 		s = strings.ReplaceAll(s, "$", "$$")
 	}
-	if s != "" && !strings.ContainsAny(s, " \t\"'\\;") {
+	if safeSystemdWord(s) {
 		return s
 	}
-	return strconv.Quote(s)
+	var b strings.Builder
+	b.WriteByte('"')
+	for i, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == utf8.RuneError:
+			if _, n := utf8.DecodeRuneInString(s[i:]); n == 1 {
+				fmt.Fprintf(&b, `\x%02x`, s[i])
+			} else {
+				b.WriteString(`\ufffd`)
+			}
+		case r < 0x80 && (r < ' ' || r == 0x7f):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r >= 0x80 && (unsafeRune(r) || !unicode.IsPrint(r)):
+			if r > 0xffff {
+				fmt.Fprintf(&b, `\U%08x`, r)
+			} else {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }

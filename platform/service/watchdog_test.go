@@ -20,7 +20,7 @@ func TestUnitWatchdogSec(t *testing.T) {
 	} {
 		c := ann(false)
 		c.Watchdog = tc.watchdog
-		unit := string(Systemd{}.Unit(c))
+		unit := string(mustUnit(t, c))
 		got := strings.Count(unit, "WatchdogSec=")
 		if tc.want == "" && got != 0 || tc.want != "" && (got != 1 || !strings.Contains(unit, tc.want)) {
 			t.Errorf("watchdog %s: unit has %d WatchdogSec= lines, want %q:\n%s", tc.watchdog, got, tc.want, unit)

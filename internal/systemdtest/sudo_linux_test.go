@@ -1,0 +1,69 @@
+package systemdtest
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSudoInstallPlantedValues is issue 23's local root, tried under a real
+// systemd: a user whose only sudo right is `hermes-supervisor install
+// --system` plants a value holding a line break (in their config file, in
+// their login profile's PATH, or in HERMES_HOME kept by sudo -E), so that
+// the root-owned unit gains `ExecStartPre=+` running their script as root.
+// Each attempt must fail with one line naming the value's source, write no
+// unit, and never run the script.
+func TestSudoInstallPlantedValues(t *testing.T) {
+	requireHost(t)
+	t.Parallel()
+	bin := build(t)
+	m := boot(t, bin)
+	const user = "mallory"
+	m.must("useradd", "-m", user)
+	// The right is exactly this command line; SETENV lets sudo -E keep
+	// the caller's environment, the most a careless rule would allow.
+	m.must("sh", "-c", `echo 'mallory ALL=(root) NOPASSWD:SETENV: /usr/local/bin/hermes-supervisor install --system' >/etc/sudoers.d/mallory && chmod 440 /etc/sudoers.d/mallory`)
+	// A hermes on mallory's login PATH, so that install gets as far as
+	// rendering the unit; and the payload, which records who ran it.
+	const sentinel = "/run/hermes-pwned"
+	m.must("sh", "-c", `mkdir -p /home/mallory/.local/bin /home/mallory/.hermes &&
+printf '#!/bin/sh\nexec /usr/local/bin/hermes-supervisor demo-gateway "$@"\n' >/home/mallory/.local/bin/hermes &&
+printf '#!/bin/sh\nid -u >>`+sentinel+`\n' >/home/mallory/pwn.sh &&
+chmod 755 /home/mallory/.local/bin/hermes /home/mallory/pwn.sh && cp /home/mallory/.profile /home/mallory/.profile.orig && chown -R mallory: /home/mallory`)
+	const payload = `ExecStartPre=+/home/mallory/pwn.sh`
+	const config = "/home/mallory/.hermes/hermes-supervisor.json"
+	sudo := []string{"sudo", "-n", "/usr/local/bin/hermes-supervisor", "install", "--system"}
+	for _, tc := range []struct {
+		name, plant string // plant runs as mallory, with $P the payload
+		argv        []string
+		source      string
+	}{
+		{"config home, newline", `printf '{"home": "/home/mallory/h\\n%s"}' "$P" >` + config, sudo, "config file " + config + `, key "home"`},
+		{"config home, carriage return", `printf '{"home": "/home/mallory/h\\r%s"}' "$P" >` + config, sudo, "config file " + config + `, key "home"`},
+		{"config home, U+2028", `printf '{"home": "/home/mallory/h\\u2028%s"}' "$P" >` + config, sudo, "config file " + config + `, key "home"`},
+		{"config lock_dir, newline", `printf '{"lock_dir": "/home/mallory/l\\n%s"}' "$P" >` + config, sudo, "config file " + config + `, key "lock_dir"`},
+		{"login PATH entry, carriage return", `printf 'PATH="$PATH:/home/mallory/b\r%s"\n' "$P" >>~/.profile`, sudo, "mallory's login shell"},
+		{"HERMES_HOME kept by sudo -E, newline", `true`,
+			[]string{"sh", "-c", `HERMES_HOME="$(printf '/home/mallory/h\n` + payload + `')" exec sudo -E -n /usr/local/bin/hermes-supervisor install --system`},
+			"the environment variable HERMES_HOME"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if out, err := m.execAs(user, 10*time.Second, "sh", "-c", `rm -f `+config+` && cp ~/.profile.orig ~/.profile && P='`+payload+`' && `+tc.plant); err != nil {
+				t.Fatalf("plant: %v\n%s", err, out)
+			}
+			out, err := m.execAs(user, 120*time.Second, tc.argv...)
+			msg := strings.TrimSpace(out)
+			if exitCode(err) == 0 || strings.Contains(msg, "\n") || !strings.Contains(msg, "unsafe value for a service definition") || !strings.Contains(msg, tc.source) {
+				t.Errorf("sudo install --system with a planted value: exit %d, want non-zero with one line naming %s:\n%s", exitCode(err), tc.source, out)
+			}
+			if pwned, err := m.exec(5*time.Second, "cat", sentinel); err == nil {
+				t.Errorf("the planted script ran as uid %s: %s", strings.TrimSpace(pwned), out)
+			}
+			if written, err := m.exec(5*time.Second, "cat", "/etc/systemd/system/"+unit); err == nil {
+				t.Errorf("a unit was written:\n%s", written)
+			}
+			// Leave the next attempt a clean machine, whatever this one did.
+			_, _ = m.exec(60*time.Second, "sh", "-c", `systemctl disable --now `+unit+`; rm -f /etc/systemd/system/`+unit+` `+sentinel+`; systemctl daemon-reload; systemctl reset-failed`)
+		})
+	}
+}
