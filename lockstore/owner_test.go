@@ -32,9 +32,8 @@ func TestWriterUIDProvesReuse(t *testing.T) {
 			t.Fatal(err)
 		}
 		h.writer = tt.writer
-		r := rules{home: "/Users/ann/.hermes", now: time.Now(), look: func(pid int) (procstate.Live, error) {
-			return procstate.Live{PID: pid, UID: tt.liveUID}, nil // argv unreadable, start time unknown
-		}}
+		// argv unreadable, start time unknown
+		r := rules{home: "/Users/ann/.hermes", now: time.Now(), procs: map[int]procFacts{4242: {live: procstate.Live{PID: 4242, UID: tt.liveUID}}}}
 		if got := r.runtimeRecord(h); got.verdict != tt.runtime || got.keep != (tt.runtime == procstate.Alive) {
 			t.Errorf("%s: runtime record %v (keep %v: %s), want %v", tt.name, got.verdict, got.keep, got.reason, tt.runtime)
 		}

@@ -3,16 +3,12 @@
 package lockstore
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/hermes-agent/hermes-supervisor/platform"
@@ -123,80 +119,22 @@ func (e *FileError) Unwrap() error { return e.Err }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-var bom = []byte{0xEF, 0xBB, 0xBF}
-
-// ParseRecord parses a pid or lock record: a JSON object, or a legacy bare
-// integer; a UTF-8 BOM and surrounding whitespace are accepted.
+// ParseRecord parses a pid or lock record as Hermes reads it (see
+// readJSONFile: a JSON object, or a legacy bare integer; a UTF-8 BOM and
+// surrounding whitespace are accepted). A record without a usable pid,
+// or with a start time that is no number, is refused: only the judge can
+// weigh those.
 func ParseRecord(data []byte) (Record, error) {
-	if len(data) > MaxRecordSize {
-		return Record{}, &CorruptError{Reason: fmt.Sprintf("more than %d bytes, larger than any record", MaxRecordSize)}
+	h, err := parseHermesRecord(data, true)
+	switch {
+	case err != nil:
+		return Record{}, err
+	case !h.pidOK:
+		return Record{}, &CorruptError{Reason: `no usable "pid": a positive integer, or a string of one`}
+	case h.startBogus:
+		return Record{}, &CorruptError{Reason: `"start_time" is not a whole number`}
 	}
-	data = bytes.TrimSpace(bytes.TrimPrefix(data, bom))
-	if len(data) == 0 {
-		return Record{}, ErrEmpty
-	}
-	if data[0] != '{' {
-		pid, err := strconv.Atoi(string(data))
-		if err != nil {
-			return Record{}, &CorruptError{Reason: "neither JSON nor a bare pid: " + quoteStart(data)}
-		}
-		if pid <= 0 {
-			return Record{}, &CorruptError{Reason: fmt.Sprintf("pid %d is not a process id", pid)}
-		}
-		return Record{PID: pid, Legacy: true}, nil
-	}
-	// One pass: pid is kept raw so that a string or float pid is named as
-	// such, and decoding goes on past a wrong-typed field, so pid is
-	// judged before any other field's type.
-	var aux struct {
-		recordFields
-		PID json.RawMessage `json:"pid"`
-	}
-	err := json.Unmarshal(data, &aux)
-	var te *json.UnmarshalTypeError
-	if err != nil && !errors.As(err, &te) {
-		return Record{}, &CorruptError{Reason: "not JSON: " + describeJSONError(err)}
-	}
-	if len(aux.PID) == 0 || string(aux.PID) == "null" {
-		return Record{}, &CorruptError{Reason: `no "pid"`}
-	}
-	pid, perr := strconv.ParseInt(string(aux.PID), 10, 32)
-	if perr != nil {
-		return Record{}, &CorruptError{Reason: `"pid" is not an integer: ` + quoteStart(aux.PID)}
-	}
-	if pid <= 0 {
-		return Record{}, &CorruptError{Reason: fmt.Sprintf("pid %d is not a process id", pid)}
-	}
-	if err != nil {
-		return Record{}, &CorruptError{Reason: "wrong field type: " + describeJSONError(err)}
-	}
-	r := Record(aux.recordFields)
-	r.PID = int(pid)
-	return r, nil
-}
-
-// recordFields is Record without its methods, for decoding.
-type recordFields Record
-
-func describeJSONError(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		// Field is a dotted path through embedded structs; the JSON key is
-		// its last element.
-		field := te.Field[strings.LastIndexByte(te.Field, '.')+1:]
-		return fmt.Sprintf("%q holds a %s", field, te.Value)
-	}
-	if errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "unexpected end of JSON input") {
-		return "truncated"
-	}
-	return err.Error()
-}
-
-func quoteStart(b []byte) string {
-	if len(b) > 24 {
-		return strconv.Quote(string(b[:24])) + "..."
-	}
-	return strconv.Quote(string(b))
+	return h.Record, nil
 }
 
 // readBounded reads at most MaxRecordSize+1 bytes of path.

@@ -10,6 +10,9 @@ import (
 	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
 )
 
+// TestParseRecord: ParseRecord is the one reader (readJSONFile and
+// _pid_from_record, as Hermes reads), refusing only what names no pid or
+// a start time no caller could compare.
 func TestParseRecord(t *testing.T) {
 	full := `{"pid": 4242, "kind": "hermes-gateway", "argv": ["hermes", "gateway", "run"], "start_time": 881234, "hermes_home": "/home/ann/.hermes", "scope": "telegram-bot-token", "identity_hash": "0123456789abcdef", "metadata": {}, "updated_at": "2026-09-01T10:00:00.123456+00:00", "profile": "default"}`
 	tests := []struct {
@@ -31,17 +34,17 @@ func TestParseRecord(t *testing.T) {
 		{name: "whitespace only", in: " \n\t", empty: true},
 		{name: "truncated", in: `{"pid": 4242, "kind": "hermes-ga`, corrupt: "truncated"},
 		{name: "not JSON", in: "hello world", corrupt: "neither JSON nor a bare pid"},
-		{name: "binary garbage", in: "\x00\x01\xff\xfe", corrupt: "neither JSON"},
+		{name: "binary garbage", in: "\x00\x01\xff\xfe", corrupt: "not UTF-8"},
 		{name: "JSON array", in: `[4242]`, corrupt: "neither JSON"},
-		{name: "pid as string", in: `{"pid": "4242"}`, corrupt: `"pid" is not an integer`},
-		{name: "pid as float", in: `{"pid": 42.5}`, corrupt: `"pid" is not an integer`},
-		{name: "pid zero", in: `{"pid": 0}`, corrupt: "pid 0 is not a process id"},
-		{name: "pid negative", in: `{"pid": -1}`, corrupt: "pid -1"},
-		{name: "legacy negative", in: `-5`, corrupt: "pid -5"},
-		{name: "pid too large", in: `{"pid": 99999999999}`, corrupt: `"pid" is not an integer`},
-		{name: "no pid", in: `{"kind": "hermes-gateway"}`, corrupt: `no "pid"`},
-		{name: "argv wrong type", in: `{"pid": 3, "argv": "hermes gateway run"}`, corrupt: `"argv" holds a string`},
-		{name: "start time wrong type", in: `{"pid": 3, "start_time": "soon"}`, corrupt: `"start_time" holds a string`},
+		{name: "pid as string", in: `{"pid": "4242"}`, pid: 4242, start: -1}, // int("4242")
+		{name: "pid as float", in: `{"pid": 42.5}`, pid: 42, start: -1},      // int(42.5)
+		{name: "pid zero", in: `{"pid": 0}`, corrupt: `no usable "pid"`},
+		{name: "pid negative", in: `{"pid": -1}`, corrupt: `no usable "pid"`},
+		{name: "legacy negative", in: `-5`, corrupt: "neither JSON nor a bare pid"},
+		{name: "pid too large", in: `{"pid": 99999999999}`, corrupt: `no usable "pid"`},
+		{name: "no pid", in: `{"kind": "hermes-gateway"}`, corrupt: `no usable "pid"`},
+		{name: "argv wrong type", in: `{"pid": 3, "argv": "hermes gateway run"}`, pid: 3, start: -1}, // no argv list: as if absent
+		{name: "start time wrong type", in: `{"pid": 3, "start_time": "soon"}`, corrupt: `"start_time" is not a whole number`},
 		{name: "huge", in: `{"pid": 3, "x": "` + strings.Repeat("a", MaxRecordSize) + `"}`, corrupt: "more than 65536 bytes, larger than any record"},
 		{name: "deeply nested", in: `{"pid": 3, "metadata": ` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `}`, pid: 3, start: -1},
 	}

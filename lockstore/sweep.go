@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -305,24 +306,24 @@ func (s *Store) remove(ctx context.Context, root *os.Root, name string, e *judge
 func (s *Store) rejudge(ctx context.Context, root *os.Root, name string, e *judged) {
 	stale := name + ".stale"
 	now, _, err := platform.ReadRoot(root, stale, MaxRecordSize+1)
-	if err != nil || bytes.Equal(now, e.data) {
+	if err != nil || bytes.Equal(now, e.facts.data) {
 		return
 	}
-	rec, perr := parseHermesRecord(now, e.Kind == KindPIDFile)
-	if perr != nil {
+	f := recordFacts(now, time.Time{}, e.Kind == KindPIDFile, nil)
+	if f.err != nil {
 		return
 	}
 	// Whoever wrote it just now gets it back if it is a live gateway; the
 	// gateway.lock rule is left out, since it may be mid-claim.
-	j := s.newJudge(ctx)
-	r := j.runtimeRecord(rec)
+	rules := s.rules(ctx, &f)
+	r := rules.runtimeRecord(f.rec)
 	if e.Kind == KindScopedLock {
-		r = j.scopedRecord(rec)
+		r = rules.scopedRecord(f.rec)
 	}
 	if r.keep {
 		_ = root.Link(stale, name) // fails harmlessly if a newer file took the name
 		_ = platform.RemoveIn(root, stale)
-		e.Record, e.Action, e.Reason = &rec.Record, ActionKeep, "claimed by a live gateway during the sweep"
+		e.Record, e.Action, e.Reason = &f.rec.Record, ActionKeep, "claimed by a live gateway during the sweep"
 		e.Verdict = procstate.Alive
 	}
 }

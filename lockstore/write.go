@@ -122,36 +122,21 @@ func WritePlannedStop(l Layout, target procstate.Identity, stopperPID int, now t
 
 // ReadPlannedStop reads and parses a planned-stop marker.
 func ReadPlannedStop(path string) (PlannedStop, error) {
-	var m PlannedStop
 	b, err := readBounded(path)
 	if err != nil {
-		return m, &FileError{Path: path, Op: "read", Err: err, Hint: readHint(err)}
+		return PlannedStop{}, &FileError{Path: path, Op: "read", Err: err, Hint: readHint(err)}
 	}
-	if err := parseMarker(b, &m); err != nil {
+	m, err := parsePlannedStop(b)
+	if err != nil {
 		return m, &FileError{Path: path, Err: err}
 	}
 	return m, nil
 }
 
-func parseMarker(b []byte, v any) error {
-	if len(b) > MaxRecordSize {
-		return &CorruptError{Reason: "larger than any marker"}
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return &CorruptError{Reason: "not a JSON marker: " + describeJSONError(err)}
-	}
-	return nil
-}
-
-// markerFresh reports whether a marker written at writtenAt still counts.
-func markerFresh(writtenAt string, now time.Time) bool {
-	t, err := time.Parse(time.RFC3339Nano, writtenAt)
-	if err != nil {
-		return false
-	}
-	age := now.Sub(t)
-	return age >= -MarkerTTL && age <= MarkerTTL
-}
+// Fresh reports whether the marker still counts at now, by Hermes'
+// _marker_is_stale (markerStale): written at most MarkerTTL ago, or dated
+// in the future.
+func (m PlannedStop) Fresh(now time.Time) bool { return !markerStale(m.WrittenAt, now) }
 
 // State is gateway_state.json: the pid record plus the gateway's state.
 type State struct {
@@ -162,25 +147,15 @@ type State struct {
 
 // ReadState reads gateway_state.json.
 func ReadState(path string) (State, error) {
-	var s State
 	b, err := readBounded(path)
 	if err != nil {
-		return s, &FileError{Path: path, Op: "read", Err: err, Hint: readHint(err)}
+		return State{}, &FileError{Path: path, Op: "read", Err: err, Hint: readHint(err)}
 	}
-	if err := parseState(b, &s); err != nil {
-		return s, &FileError{Path: path, Err: err}
+	st, err := parseState(b)
+	if err != nil {
+		return st, &FileError{Path: path, Err: err}
 	}
-	return s, nil
-}
-
-func parseState(b []byte, s *State) error {
-	if len(b) > MaxRecordSize {
-		return &CorruptError{Reason: "larger than any state file"}
-	}
-	if err := json.Unmarshal(b, s); err != nil {
-		return &CorruptError{Reason: "not JSON state: " + describeJSONError(err)}
-	}
-	return nil
+	return st, nil
 }
 
 // UpdateState read-merges gateway_state.json, as Hermes' write_runtime_status

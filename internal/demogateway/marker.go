@@ -21,8 +21,7 @@ func consumePlannedStop(l lockstore.Layout, self procstate.Identity, now time.Ti
 	if err != nil {
 		return false, err
 	}
-	written, err := time.Parse(time.RFC3339Nano, m.WrittenAt)
-	if age := now.Sub(written); err != nil || m.TargetPID != self.PID || age < -lockstore.MarkerTTL || age > lockstore.MarkerTTL {
+	if !m.Fresh(now) || m.TargetPID != self.PID {
 		return false, nil
 	}
 	if m.TargetStartTime != nil && self.StartTime != nil && *m.TargetStartTime != *self.StartTime {

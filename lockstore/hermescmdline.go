@@ -1,0 +1,153 @@
+package lockstore
+
+// Hermes' command-line classifier (gateway/status.py of
+// NousResearch/hermes-agent @ 00067189, from _gateway_command_subcommand
+// to _record_looks_like_gateway), written to read like it. No I/O: the
+// rules in hermesrules.go use it on command lines already read.
+
+import (
+	"strconv"
+	"strings"
+)
+
+// GatewaySubcommand mirrors Hermes' _gateway_command_subcommand: it
+// returns the gateway subcommand a command line runs ("run", "restart",
+// "-v", ...), and false when the line is not a Hermes gateway command.
+// Tokens are split quote-aware, unquoted, lower-cased, with `\` read as
+// `/`; `-p X`, `--profile X`, `-p=X` and `--profile=X` are dropped
+// anywhere, and a bare trailing `gateway` means `run`.
+func GatewaySubcommand(cmdline string) (string, bool) {
+	if cmdline == "" {
+		return "", false
+	}
+	raw := shlexTokens(cmdline)
+	tokens := make([]string, len(raw))
+	basenames := make([]string, len(raw))
+	for i, t := range raw {
+		t = strings.ToLower(strings.ReplaceAll(strings.Trim(t, `"'`), `\`, "/"))
+		tokens[i] = t
+		basenames[i] = t[strings.LastIndexByte(t, '/')+1:]
+	}
+	if len(tokens) == 0 {
+		return "", false
+	}
+	// Gateway-dedicated entry points carry no subcommand.
+	for _, t := range tokens {
+		if t == "gateway/run.py" || strings.HasSuffix(t, "/gateway/run.py") {
+			return "run", true
+		}
+	}
+	for _, b := range basenames {
+		if b == "hermes-gateway" || b == "hermes-gateway.exe" {
+			return "run", true
+		}
+	}
+	joined := strings.Join(tokens, " ")
+	entry := strings.Contains(joined, "hermes_cli.main") || strings.Contains(joined, "hermes_cli/main.py")
+	for _, b := range basenames {
+		entry = entry || b == "hermes" || b == "hermes.exe"
+	}
+	if !entry {
+		return "", false
+	}
+	// A profile selector consumes its value, even one named "gateway".
+	var filtered []string
+	skip := false
+	for _, t := range tokens {
+		switch {
+		case skip:
+			skip = false
+		case t == "--profile" || t == "-p":
+			skip = true
+		case strings.HasPrefix(t, "--profile=") || strings.HasPrefix(t, "-p="):
+		default:
+			filtered = append(filtered, t)
+		}
+	}
+	for i, t := range filtered {
+		if t == "gateway" {
+			if i+1 < len(filtered) {
+				return filtered[i+1], true
+			}
+			return "run", true
+		}
+	}
+	return "", false
+}
+
+// shlexTokens splits like Python's shlex.split(s, posix=False): a token
+// that opens with a quote runs to the matching quote, quotes inside a word
+// are plain characters, and an unclosed quote falls back to a whitespace
+// split, as Hermes does on the ValueError.
+func shlexTokens(s string) []string {
+	space := func(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+	var out []string
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case space(c):
+			i++
+		case c == '"' || c == '\'':
+			j := strings.IndexByte(s[i+1:], c)
+			if j < 0 {
+				return strings.Fields(s)
+			}
+			out = append(out, s[i:i+j+2])
+			i += j + 2
+		default:
+			j := i
+			for j < len(s) && !space(s[j]) {
+				j++
+			}
+			out = append(out, s[i:j])
+			i = j
+		}
+	}
+	return out
+}
+
+// joinArgv is how Hermes sees a command line: argv joined with spaces.
+func joinArgv(argv []string) string { return strings.TrimSpace(strings.Join(argv, " ")) }
+
+// IsGatewayRun mirrors looks_like_gateway_command_line: a gateway `run`.
+// Hermes uses it for scoped locks.
+func IsGatewayRun(argv []string) bool {
+	sub, ok := GatewaySubcommand(joinArgv(argv))
+	return ok && sub == "run"
+}
+
+// IsGatewayRuntime mirrors looks_like_gateway_runtime_command_line: `run`
+// or `restart`, since a manual `hermes gateway restart` runs the gateway
+// in-process. Hermes uses it for pid, lock and state records.
+func IsGatewayRuntime(argv []string) bool {
+	sub, ok := GatewaySubcommand(joinArgv(argv))
+	return ok && (sub == "run" || sub == "restart")
+}
+
+// IsGatewayArgv reports whether argv can host a gateway: Hermes' runtime
+// rule (IsGatewayRuntime), or our own demo gateway, whose argv carries
+// the demo-gateway subcommand.
+func IsGatewayArgv(argv []string) bool { return IsGatewayRuntime(argv) || isDemoGateway(argv) }
+
+// isDemoGateway: the demo gateway is a command line the supervisor itself
+// starts, so it counts as a gateway wherever it is judged.
+func isDemoGateway(argv []string) bool { return len(argv) > 1 && argv[1] == "demo-gateway" }
+
+// recordLooksLikeGateway mirrors _record_looks_like_gateway: the record
+// says it is a gateway and its argv is a run-or-restart command line.
+func (h hermesRecord) recordLooksLikeGateway() bool {
+	if h.Kind != GatewayKind || !h.argvList {
+		return false
+	}
+	sub, ok := GatewaySubcommand(h.argvLine)
+	return ok && (sub == "run" || sub == "restart")
+}
+
+// quoteArgv names a command line in a reason.
+func quoteArgv(argv []string) string {
+	s := strings.Join(argv, " ")
+	if len(s) > 80 {
+		s = s[:77] + "..."
+	}
+	return strconv.Quote(s)
+}

@@ -1,0 +1,464 @@
+package lockstore
+
+// Hermes' judging rules, as gateway/status.py of NousResearch/hermes-agent
+// @ 00067189 applies them and in that file's order, plus the rules by
+// which we are stricter, each marked "Stricter than Hermes" next to the
+// rule it tightens. Nothing here does I/O: store.go gathers the facts (the
+// files' bytes and stamps, whether gateway.lock is held, one look at each
+// pid a record names), calls these functions and acts on their decisions.
+// hermesread.go is the one reader of records and hermescmdline.go the
+// command-line classifier; docs/reliability.md has the conformance table
+// that tries them all.
+//
+//	status.py                                   here
+//	_pid_record_belongs_to_current_profile      rules.homeMatches (sameHome: home_*.go)
+//	_pid_exists, _live_pid_from_record          rules.live
+//	_record_matches_live_gateway_pid            rules.runtimeRecord
+//	_read_json_file returning None              rules.unreadable
+//	is_gateway_runtime_lock_active              lockState, rules.runtimeLockFile
+//	get_runtime_status_running_pid              rules.stateFile
+//	_scoped_lock_record_is_stale                rules.scopedRecord
+//	acquire_scoped_lock                         rules.scopedLockFile
+//	_marker_is_stale, _read_live_pid_marker     markerStale, rules.markerFile
+//	get_running_pid                             rules.pidFile, getRunningPID
+//
+// The five stricter rules: the writer's uid (rules.live), a process that
+// wrote its record itself (rules.wroteItself), the mid-write grace
+// (rules.unreadable), no gateway.lock file at all (rules.pidFile), and
+// impossible start times on macOS and Windows (procstate's compareStart,
+// which rules.live calls through procstate.StartTimesConflict).
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/procstate"
+)
+
+// procFacts is one look at a pid: what _pid_exists,
+// _get_process_start_time, _read_process_cmdline and _process_is_stopped
+// read of it (procstate.Prober.Look), or why it could not be looked at.
+type procFacts struct {
+	live procstate.Live
+	err  error
+}
+
+// fileFacts is one file as store.go read it: its bytes, when it was last
+// written, and the one reader's reading of it (rec, or err: ErrEmpty or
+// *CorruptError).
+type fileFacts struct {
+	data  []byte
+	mtime time.Time
+	rec   hermesRecord
+	err   error
+}
+
+// recordFacts reads data as a record (parseHermesRecord). writer is the
+// uid that created the file, for files the writer creates afresh (pid
+// file, scoped locks), else nil.
+func recordFacts(data []byte, mtime time.Time, barePID bool, writer *uint32) fileFacts {
+	f := fileFacts{data: data, mtime: mtime}
+	f.rec, f.err = parseHermesRecord(data, barePID)
+	f.rec.writer = writer
+	return f
+}
+
+// lockState is what is_gateway_runtime_lock_active found of gateway.lock.
+type lockState int
+
+const (
+	lockNone    lockState = iota // no gateway.lock file: perhaps a Hermes older than it
+	lockFree                     // the file exists and nobody holds it: no gateway runs
+	lockHeld                     // a live process holds it
+	lockUnknown                  // it could not be read or probed
+)
+
+// rules are Hermes' rules for one judgement: the home judged, the clock,
+// the command lines the supervisor itself starts (they count as
+// gateways), and one look at each pid the records name.
+type rules struct {
+	home  string
+	now   time.Time
+	own   [][]string
+	procs map[int]procFacts
+}
+
+// pidsNamed lists the pids the records of fs name, each once: the pids
+// to look at before the rules can judge those records.
+func pidsNamed(fs ...*fileFacts) []int {
+	var out []int
+	for _, f := range fs {
+		if f.err == nil && f.rec.pidOK && !slices.Contains(out, f.rec.PID) {
+			out = append(out, f.rec.PID)
+		}
+	}
+	return out
+}
+
+// errNotLooked: no look was taken at the pid, so nothing is known of it.
+var errNotLooked = errors.New("process not looked at")
+
+func (r *rules) look(pid int) (procstate.Live, error) {
+	if p, ok := r.procs[pid]; ok {
+		return p.live, p.err
+	}
+	return procstate.Live{PID: pid}, errNotLooked
+}
+
+// ruling is one rule's answer on one record.
+type ruling struct {
+	keep    bool
+	verdict procstate.Verdict
+	reason  string
+}
+
+func keep(v procstate.Verdict, reason string) ruling  { return ruling{true, v, reason} }
+func stale(v procstate.Verdict, reason string) ruling { return ruling{false, v, reason} }
+
+// decision is the rules' answer on one file: the record read, what its
+// owner is, and what a sweep does with the file.
+type decision struct {
+	record  *Record
+	verdict procstate.Verdict
+	action  Action
+	reason  string
+}
+
+// decide turns a ruling on rec into a decision: keep, or sweep.
+func decide(rec hermesRecord, r ruling) decision {
+	d := decision{record: &rec.Record, verdict: r.verdict, action: ActionSweep, reason: r.reason}
+	if r.keep {
+		d.action = ActionKeep
+	}
+	return d
+}
+
+// gateway reports whether a live command line counts as a gateway for
+// the rule at hand (runtime: run or restart; else run only), or is one
+// the supervisor itself started.
+func (r *rules) gateway(argv []string, runtime bool) bool {
+	if isDemoGateway(argv) {
+		return true
+	}
+	for _, c := range r.own {
+		if procstate.ArgvMatches(c, argv) {
+			return true
+		}
+	}
+	if runtime {
+		return IsGatewayRuntime(argv)
+	}
+	return IsGatewayRun(argv)
+}
+
+// homeMatches mirrors _pid_record_belongs_to_current_profile: a record
+// without hermes_home (older Hermes) proves nothing and passes.
+func (r *rules) homeMatches(h hermesRecord) bool {
+	return h.HermesHome == "" || sameHome(h.HermesHome, r.home)
+}
+
+// live is _live_pid_from_record: _pid_from_record, _pid_exists (a zombie
+// counts as dead, a stopped process as alive) and _start_times_conflict.
+// It returns a ruling when the process settles it.
+func (r *rules) live(h hermesRecord) (procstate.Live, *ruling) {
+	if !h.pidOK {
+		rl := stale(procstate.Dead, "names no pid")
+		return procstate.Live{}, &rl
+	}
+	l, err := r.look(h.PID)
+	var rl ruling
+	switch {
+	case errors.Is(err, procstate.ErrNoProcess):
+		rl = stale(procstate.Dead, "no such process")
+	case err != nil:
+		// Never delete what cannot be inspected.
+		rl = keep(procstate.Unknown, oneLine(err.Error()))
+	case l.Zombie:
+		rl = stale(procstate.Zombie, "process is a zombie")
+	case procstate.OwnerConflict(h.writer, l.UID):
+		// Stricter than Hermes: on darwin another user's command line
+		// cannot be read, so without this a record with a null start
+		// time naming a pid now held by a root daemon stays alive.
+		rl = stale(procstate.Reused, fmt.Sprintf("pid now runs as uid %d, the file was written by uid %d", *l.UID, *h.writer))
+	case h.startBogus && l.StartTime != nil:
+		rl = stale(procstate.Reused, "recorded start time is not a number")
+	case procstate.StartTimesConflict(h.StartTime, l, r.now):
+		// Stricter than Hermes on macOS and Windows: a recorded start
+		// time that cannot be epoch centiseconds is unknown, not a
+		// conflict (procstate's compareStart).
+		rl = stale(procstate.Reused, fmt.Sprintf("start time %d differs from recorded %d", *l.StartTime, *h.StartTime))
+	default:
+		return l, nil
+	}
+	return l, &rl
+}
+
+// wroteItself is the stricter-than-Hermes rule: the live process has the
+// record's pid, its known start time and its full argv, so it wrote the
+// record, whatever its command line looks like.
+func (r *rules) wroteItself(h hermesRecord, l procstate.Live) bool {
+	return procstate.StartTimesEqual(h.StartTime, l, r.now) && l.Argv != nil && procstate.ArgvMatches(h.Argv, l.Argv)
+}
+
+// runtimeRecord decides whether a pid, lock or state record names this
+// home's running gateway, as get_running_pid and
+// get_runtime_status_running_pid try each record with
+// _record_matches_live_gateway_pid: alive (stopped counts), no start-time
+// conflict, home matching, and a run-or-restart command line (the
+// record's own argv when the live one cannot be read).
+func (r *rules) runtimeRecord(h hermesRecord) ruling {
+	l, settled := r.live(h)
+	if settled != nil {
+		return *settled
+	}
+	if !r.homeMatches(h) {
+		return stale(procstate.Reused, "record belongs to another Hermes home ("+h.HermesHome+")")
+	}
+	stopped := ""
+	if l.Stopped {
+		stopped = "; stopped, which Hermes still counts as running"
+	}
+	switch {
+	case r.wroteItself(h, l):
+		// Stricter than Hermes: see wroteItself.
+		return keep(procstate.Alive, "same process (start time and command line match)"+stopped)
+	case l.Argv != nil && r.gateway(l.Argv, true):
+		return keep(procstate.Alive, "a live gateway"+stopped)
+	case l.Argv != nil:
+		return stale(procstate.Reused, "pid now runs "+quoteArgv(l.Argv))
+	case h.recordLooksLikeGateway():
+		return keep(procstate.Alive, "command line unreadable; the record is a gateway's"+stopped)
+	}
+	return stale(procstate.Reused, "command line unreadable and the record is not a gateway's")
+}
+
+// unreadable is what Hermes does with a record _read_json_file returns
+// None for: acquire_scoped_lock unlinks it at once. Stricter than Hermes:
+// an empty or cut-short one younger than Grace is kept, since its writer
+// may be between its O_EXCL create and its write. The rest is moved
+// aside, which frees the name as an unlink would.
+func (r *rules) unreadable(f fileFacts, err error) decision {
+	if mayBeMidWrite(f.data) && r.young(f.mtime) {
+		return decision{verdict: procstate.Unknown, action: ActionKeep, reason: "recently written, maybe mid-write: " + oneLine(err.Error())}
+	}
+	return decision{verdict: procstate.Unknown, action: ActionQuarantine, reason: oneLine(err.Error())}
+}
+
+func (r *rules) young(t time.Time) bool { return r.now.Sub(t) < Grace }
+
+// usable is the one reader's error for a record, or, when it reads but
+// names no pid, that.
+func usable(f fileFacts) error {
+	if f.err == nil && !f.rec.pidOK {
+		return &CorruptError{Reason: `no usable "pid"`}
+	}
+	return f.err
+}
+
+// runtimeLockFile judges gateway.lock, found held or free
+// (is_gateway_runtime_lock_active); its record is judged for the report.
+// Stricter than Hermes, whose _cleanup_invalid_pid_path unlinks a free
+// one: it is never deleted, since deleting it could race with a gateway
+// opening it, a lock nobody holds is harmless, and its presence is what
+// tells a current Hermes home from an older one.
+func (r *rules) runtimeLockFile(f fileFacts, held bool) decision {
+	var d decision
+	if f.err == nil {
+		d = decide(f.rec, r.runtimeRecord(f.rec))
+	}
+	if held {
+		reason := "locked by a live process"
+		if f.err == nil {
+			reason += "; record: " + d.verdict.String()
+		}
+		d.verdict, d.action, d.reason = procstate.Alive, ActionKeep, reason
+		return d
+	}
+	if f.err != nil || !d.verdict.Stale() {
+		d.verdict = procstate.Dead
+	}
+	d.action, d.reason = ActionOK, "lock not held; the next gateway takes it over"
+	return d
+}
+
+// runningStates are the gateway_state values get_runtime_status_running_pid
+// believes (all but stopped, startup_failed and none).
+var runningStates = map[string]bool{"starting": true, "running": true, "draining": true, "degraded": true}
+
+// stateFile applies get_runtime_status_running_pid to gateway_state.json:
+// a record that says it runs must name a live gateway of this home, or it
+// is marked stopped.
+func (r *rules) stateFile(f fileFacts) decision {
+	switch {
+	case f.err != nil:
+		// Hermes replaces a torn state file on its next write.
+		return decision{action: ActionOK, reason: oneLine(f.err.Error()) + "; the gateway rewrites it"}
+	case !f.rec.pidOK:
+		return decision{action: ActionOK, reason: "names no process"}
+	}
+	rl := r.runtimeRecord(f.rec)
+	d := decide(f.rec, rl)
+	switch st := f.rec.gatewayState; {
+	case rl.keep:
+	case runningStates[st]:
+		d.action = ActionMarkStopped
+		d.reason = fmt.Sprintf("says %s but owner is %s (%s)", st, rl.verdict, rl.reason)
+	default:
+		d.action, d.reason = ActionOK, "says "+st
+	}
+	return d
+}
+
+// scopedRecord mirrors _scoped_lock_record_is_stale: stale when the pid is
+// missing or dead, the start times conflict, the process is stopped
+// (_process_is_stopped), a readable command line is not a gateway `run`,
+// or, with the command line unreadable and a start time unknown, the
+// record is not a gateway's.
+func (r *rules) scopedRecord(h hermesRecord) ruling {
+	l, settled := r.live(h)
+	if settled != nil {
+		return *settled
+	}
+	switch {
+	case l.Stopped && hermesSeesStopped:
+		return stale(procstate.Stopped, "process is stopped")
+	case r.wroteItself(h, l):
+		// Stricter than Hermes: e.g. `python3 gw.py gateway run`, which
+		// Hermes calls no gateway, keeps the lock it wrote.
+		return keep(procstate.Alive, "same process (start time and command line match)")
+	case l.Argv != nil && r.gateway(l.Argv, false):
+		return keep(procstate.Alive, "a live gateway")
+	case l.Argv != nil:
+		return stale(procstate.Reused, "pid now runs "+quoteArgv(l.Argv)+", not a gateway run")
+	case (h.StartTime == nil || l.StartTime == nil) && !h.recordLooksLikeGateway():
+		return stale(procstate.Reused, "command line unreadable, start time unknown, and the record is not a gateway's")
+	}
+	return keep(procstate.Alive, "command line unreadable; start time matches")
+}
+
+// scopedLockFile applies acquire_scoped_lock to a scoped lock someone
+// else holds: a record it cannot read, or one naming no pid, goes (see
+// unreadable); the rest goes when scopedRecord finds it stale.
+func (r *rules) scopedLockFile(f fileFacts) decision {
+	if err := usable(f); err != nil {
+		return r.unreadable(f, err)
+	}
+	return decide(f.rec, r.scopedRecord(f.rec))
+}
+
+// markerStale mirrors _marker_is_stale: older than the TTL, or a time
+// Python's fromisoformat cannot read with an offset. A marker dated in the
+// future is fresh, as in Hermes. It is the one freshness rule for
+// markers: the sweep's, and that of PlannedStop.Fresh.
+func markerStale(writtenAt string, now time.Time) bool {
+	t, err := time.Parse(time.RFC3339Nano, writtenAt)
+	return err != nil || now.Sub(t) > MarkerTTL
+}
+
+// markerFile applies _read_live_pid_marker to a planned-stop or takeover
+// marker (both carry target_pid, target_start_time and written_at): one
+// without a target pid, or older than its TTL, is unlinked; a fresh one
+// stays until its target consumes it or it expires, whoever it names.
+func (r *rules) markerFile(f fileFacts) decision {
+	m, err := parsePlannedStop(f.data)
+	if err != nil {
+		if r.young(f.mtime) {
+			return decision{action: ActionKeep, reason: "recently written, maybe mid-write"}
+		}
+		return decision{verdict: procstate.Dead, action: ActionSweep, reason: "not a JSON marker"}
+	}
+	d := decision{record: &Record{PID: m.TargetPID, StartTime: m.TargetStartTime}, verdict: procstate.Dead, action: ActionSweep}
+	switch {
+	case m.TargetPID == 0:
+		d.reason = "names no target pid"
+	case m.WrittenAt == "":
+		d.reason = "undated (no written_at): counts as expired"
+	case markerStale(m.WrittenAt, r.now):
+		d.reason = "expired (written " + strconv.Quote(m.WrittenAt) + ")"
+	default:
+		// Its target is not looked at: Hermes keeps a fresh marker
+		// whoever it names, and only the target itself consumes it.
+		d.verdict, d.action = procstate.Unknown, ActionKeep
+		d.reason = "fresh (written " + m.WrittenAt + "): honoured until its target consumes it or it expires"
+	}
+	return d
+}
+
+// pidFile applies get_running_pid to gateway.pid, given what
+// is_gateway_runtime_lock_active found and gateway.lock's own record (nil
+// when it is absent or unreadable). gateway.lock decides: held, the file
+// stands while its record, or gateway.lock's, names a live gateway of
+// this home; free, no gateway runs and the file is stale.
+func (r *rules) pidFile(f fileFacts, lock lockState, lockRec *fileFacts) decision {
+	err := usable(f)
+	switch lock {
+	case lockFree:
+		if err != nil {
+			return decision{verdict: procstate.Unknown, action: ActionSweep, reason: oneLine(err.Error()) + "; gateway.lock is not held"}
+		}
+		rl := r.runtimeRecord(f.rec)
+		if rl.keep {
+			rl.verdict, rl.reason = procstate.Reused, fmt.Sprintf("pid %d lives (%s) but gateway.lock is not held: no gateway runs in this home", f.rec.PID, rl.reason)
+		} else {
+			rl.reason += "; gateway.lock is not held"
+		}
+		rl.keep = false
+		return decide(f.rec, rl)
+	case lockHeld:
+		if err == nil {
+			if rl := r.runtimeRecord(f.rec); rl.keep {
+				return decide(f.rec, rl)
+			}
+		}
+		if lockRec != nil && lockRec.err == nil {
+			if rl := r.runtimeRecord(lockRec.rec); rl.keep {
+				d := decision{verdict: procstate.Alive, action: ActionKeep,
+					reason: fmt.Sprintf("gateway.lock is held by live gateway pid %d; Hermes leaves this file while it runs", lockRec.rec.PID)}
+				if err == nil {
+					d.record = &f.rec.Record
+				}
+				return d
+			}
+		}
+	case lockUnknown:
+		return decision{verdict: procstate.Unknown, action: ActionKeep, reason: "gateway.lock cannot be probed"}
+	}
+	if err != nil {
+		return r.unreadable(f, err)
+	}
+	d := decide(f.rec, r.runtimeRecord(f.rec))
+	if lock == lockNone && d.action == ActionKeep {
+		// Stricter than Hermes, which reads a missing gateway.lock as
+		// "no gateway runs": the files may be a Hermes older than the
+		// runtime lock, and the pid file stands while its record names
+		// a live gateway of this home.
+		d.reason += "; no gateway.lock file (an older Hermes): kept, stricter than Hermes"
+	}
+	return d
+}
+
+// runningFrom says which file names the gateway that runs in a home.
+type runningFrom int
+
+const (
+	runningNone runningFrom = iota
+	runningPIDFile
+	runningLock
+)
+
+// getRunningPID is get_running_pid's answer, without its cleanup (with
+// our stricter rule for homes without gateway.lock): gateway.pid when its
+// decision (nil when it is absent or unreadable) keeps it for a live
+// gateway, else gateway.lock while it is held.
+func getRunningPID(lock lockState, pid *decision) runningFrom {
+	switch {
+	case pid != nil && pid.action == ActionKeep && pid.verdict == procstate.Alive:
+		return runningPIDFile
+	case lock == lockHeld:
+		return runningLock
+	}
+	return runningNone
+}
