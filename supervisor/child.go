@@ -81,7 +81,7 @@ func startChild(cfg *Config, self procstate.Identity, log *zap.Logger, clock Clo
 		readEnds, writeEnds = append(readEnds, r), append(writeEnds, w)
 	}
 	cmd.Stdout, cmd.Stderr = writeEnds[0], writeEnds[1]
-	tree, err := platform.StartTree(cmd, cfg.Cgroups)
+	tree, err := platform.StartTree(cmd, cfg.Cgroups, cfg.Reaper)
 	closeAll(writeEnds) // the gateway holds them now; ours would keep EOF away
 	if err != nil {
 		closeAll(readEnds)
