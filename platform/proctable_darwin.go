@@ -39,7 +39,10 @@ func readProc(pid int) (procEntry, error) {
 func kinfoEntry(k *unix.KinfoProc) procEntry {
 	tv := k.Proc.P_starttime
 	st := byte('R')
-	if k.Proc.P_stat == 5 { // SZOMB
+	switch k.Proc.P_stat {
+	case 4: // SSTOP
+		st = 'T'
+	case 5: // SZOMB
 		st = 'Z'
 	}
 	return procEntry{

@@ -134,11 +134,33 @@ func (t *Tree) walkTree() error {
 				}
 			}
 		}
-		if !grew {
+		if !grew && t.allStopped(procs) {
 			return nil
 		}
 	}
 	return nil
+}
+
+// allStopped reports whether the root and every member found, as procs
+// saw them, is stopped or dead: SIGSTOP takes effect only once a process
+// leaves the kernel, so one caught in fork still makes a child, which the
+// next round finds.
+func (t *Tree) allStopped(procs []procEntry) bool {
+	root := t.cmd.Process.Pid
+	for _, e := range procs {
+		if e.pid != root && t.sys.members[e.pid] == nil {
+			continue
+		}
+		if m := t.sys.members[e.pid]; m != nil && m.e.start != e.start {
+			continue
+		}
+		switch e.state {
+		case 'T', 't', 'Z', 'X', 'x':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func (t *Tree) known(pid, root, self int) bool {
