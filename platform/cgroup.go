@@ -43,14 +43,18 @@ func (c *Cgroups) String() string { return c.dir }
 // Evidence says how the delegation was proven.
 func (c *Cgroups) Evidence() string { return c.evidence }
 
-// Leftovers is what Wait found and killed in the tree's cgroup once its
-// root had exited.
+// Leftovers is what Wait found and killed in the tree's cgroup, and
+// outside it, once its root had exited.
 type Leftovers struct {
 	// Cgroup is the tree's cgroup; empty when it had none.
 	Cgroup string
 	// PIDs are the processes that were still in it (the root is not), all
 	// killed with it.
 	PIDs []int
+	// Adopted are the processes outside the cgroup and the process group,
+	// found by parent links or re-parented to us (see Reaper), that were
+	// killed with the tree.
+	Adopted []int
 	// Err says what failed: the kill, or emptying and removing the cgroup
 	// before the context ended (it is then left in place, and the next
 	// tree gets a cgroup of another name).

@@ -525,3 +525,6 @@ func waitEvents(ctx context.Context, dir string, done func(map[string]string) bo
 		}
 	}
 }
+
+// inCgroup reports whether pid is in the tree's cgroup.
+func (t *Tree) inCgroup(pid int) bool { return t.cg != nil && inCgroup(pid, t.cg.path) }

@@ -176,7 +176,7 @@ func startLeaver(t *testing.T, cg *Cgroups, exit bool) (*Tree, int) {
 		cmd.Env = append(cmd.Env, "PLATFORM_EXIT=1")
 	}
 	cmd.Stdin, cmd.Stdout = goR, w
-	tree, err := StartTree(cmd, cg)
+	tree, err := StartTree(cmd, cg, nil)
 	w.Close()
 	goR.Close()
 	if err != nil {

@@ -59,6 +59,8 @@ func TestMain(m *testing.M) {
 		}
 		<-sigs
 		os.Exit(7) // SIGTERM received
+	case "escape": // a tree that tries to outlive its kill: see escape_unix_test.go
+		escapeHelper()
 	case "sleep":
 		// Not select{}: without cgo the runtime would call it a deadlock.
 		for {
@@ -199,7 +201,7 @@ func startParent(t *testing.T, exitAtOnce bool) (*Tree, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tree, err := StartTree(cmd, nil)
+	tree, err := StartTree(cmd, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

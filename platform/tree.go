@@ -15,9 +15,10 @@ type Tree struct {
 	mu     sync.Mutex
 	reaped bool
 	//lint:ignore U1000 empty on POSIX; the job object on Windows
-	sys   treeSys
-	cg    *treeCgroup // the tree's own cgroup; nil when it has none
-	cgErr error       // why it has none, or was moved in late, when one was asked for
+	sys    treeSys
+	cg     *treeCgroup // the tree's own cgroup; nil when it has none
+	cgErr  error       // why it has none, or was moved in late, when one was asked for
+	reaper *Reaper     // nil unless we are a child subreaper
 }
 
 // StartTree starts cmd as the root of a new process tree: its own process
@@ -26,11 +27,22 @@ type Tree struct {
 // straight into (see Cgroup for when that fails). With in set, cmd's
 // standard files must be nil or *os.File of the caller's own (not from
 // StdoutPipe and the like): should clone3 refuse the cgroup, exec refuses
-// a second Start of cmd, and a copy of it is started instead.
-func StartTree(cmd *exec.Cmd, in *Cgroups) (*Tree, error) {
-	t := &Tree{cmd: cmd}
+// a second Start of cmd, and a copy of it is started instead. With r set
+// (we are a child subreaper), the orphans of the tree are ours: Kill and
+// Wait find and kill them too.
+func StartTree(cmd *exec.Cmd, in *Cgroups, r *Reaper) (*Tree, error) {
+	t := &Tree{cmd: cmd, reaper: r}
+	if r != nil {
+		// Until the root is recorded, the Reaper must not take it for an
+		// orphan: it could reap it under exec's feet.
+		r.mu.Lock()
+		defer r.mu.Unlock()
+	}
 	if err := t.start(in); err != nil {
 		return nil, err
+	}
+	if r != nil {
+		r.started(t.cmd.Process.Pid)
 	}
 	return t, nil
 }
@@ -48,8 +60,11 @@ func (t *Tree) Signal(sig os.Signal) error {
 	return t.signalRoot(sig)
 }
 
-// Kill ends every process of the tree at once; killing a finished tree is a
-// no-op, so a reused pid or group is never hit.
+// Kill ends every process of the tree at once: its cgroup, the root, its
+// process group, and on POSIX every process found from the root by parent
+// links, or re-parented to us as an orphan of the tree (see Reaper), each
+// stopped as found so that none can fork away, then killed. Killing a
+// finished tree is a no-op, so a reused pid or group is never hit.
 func (t *Tree) Kill() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -81,13 +96,43 @@ func (t *Tree) Wait(ctx context.Context) (Leftovers, error) {
 	}
 	t.mu.Lock()
 	t.reaped = true
+	left.Adopted = t.adopted()
 	t.mu.Unlock()
+	if t.reaper != nil {
+		// The Reaper must not see the root's pid free, and a new child of
+		// ours with it, before the root is struck off.
+		t.reaper.mu.Lock()
+	}
 	err := t.cmd.Wait()
+	if t.reaper != nil {
+		t.reaper.reaped(t.cmd.Process.Pid)
+		t.reaper.mu.Unlock()
+	}
 	t.release()
 	if t.cg != nil {
 		t.cg.close()
 	}
 	return left, err
+}
+
+// Unkilled is a process of a tree still alive after the tree was killed.
+type Unkilled struct {
+	PID  int    `json:"pid"`
+	Name string `json:"name,omitempty"` // the kernel's short name for it, untrusted
+	Why  string `json:"why"`
+}
+
+// Survivors lists the processes of the tree that Kill found and that are
+// still alive (zombies are dead), the root first, each with why it may
+// have survived: the kill's error (EPERM for one that became another
+// user's), or its state (D: stuck in the kernel).
+func (t *Tree) Survivors() []Unkilled {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.reaped {
+		return nil
+	}
+	return t.survivors()
 }
 
 // ErrRefused reports a signal the platform refuses to send whatever the

@@ -56,7 +56,7 @@ func TestHolds(t *testing.T) {
 			t.Fatal(err)
 		}
 		if inTree {
-			tree, err = StartTree(c, nil)
+			tree, err = StartTree(c, nil, nil)
 		} else {
 			err = c.Start()
 		}

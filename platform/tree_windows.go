@@ -150,3 +150,20 @@ func killProcess(pid int) error {
 // ProcessGroup reports errors.ErrUnsupported on Windows, where a
 // gateway's tree is a job object that dies with the supervisor that made it.
 func ProcessGroup(pid int) (int, error) { return 0, errors.ErrUnsupported }
+
+// survivors reports the root while it still runs: the job object took
+// every other process of the tree with it.
+func (t *Tree) survivors() []Unkilled {
+	h, err := windows.OpenProcess(windows.SYNCHRONIZE, false, uint32(t.cmd.Process.Pid))
+	if err != nil {
+		return nil
+	}
+	defer windows.CloseHandle(h)
+	if ev, _ := windows.WaitForSingleObject(h, 0); ev != uint32(windows.WAIT_TIMEOUT) {
+		return nil
+	}
+	return []Unkilled{{PID: t.cmd.Process.Pid, Why: "still runs after TerminateJobObject"}}
+}
+
+// adopted: nothing escapes the job object to be found otherwise.
+func (t *Tree) adopted() []int { return nil }

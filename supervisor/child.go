@@ -29,6 +29,8 @@ type runner interface {
 	Kill() error
 	// wait blocks until the gateway is gone and reports how it ended.
 	wait(ctx context.Context) Exit
+	// survivors lists what is still alive of a killed tree.
+	survivors() []platform.Unkilled
 }
 
 // started is a child the supervisor started, held by its process tree
@@ -81,7 +83,7 @@ func startChild(cfg *Config, self procstate.Identity, log *zap.Logger, clock Clo
 		readEnds, writeEnds = append(readEnds, r), append(writeEnds, w)
 	}
 	cmd.Stdout, cmd.Stderr = writeEnds[0], writeEnds[1]
-	tree, err := platform.StartTree(cmd, cfg.Cgroups)
+	tree, err := platform.StartTree(cmd, cfg.Cgroups, cfg.Reaper)
 	closeAll(writeEnds) // the gateway holds them now; ours would keep EOF away
 	if err != nil {
 		closeAll(readEnds)
@@ -123,6 +125,8 @@ func (c *started) Kill() error {
 	return c.tree.Kill()
 }
 
+func (c *started) survivors() []platform.Unkilled { return c.tree.Survivors() }
+
 // cgroup names the gateway's cgroup, "" when it has none.
 func (c *started) cgroup() string {
 	where, _ := c.tree.Cgroup()
@@ -135,6 +139,11 @@ func (c *started) wait(ctx context.Context) Exit {
 		c.log.Warn("killed what the exited gateway left in its cgroup", zap.Int("pid", c.tree.Pid()),
 			zap.Ints("pids", left.PIDs), zap.String("cgroup", left.Cgroup),
 			zap.String("evidence", "members of the cgroup this supervisor created for this gateway, inside the cgroup delegated to it ("+c.evidence+")"))
+	}
+	if len(left.Adopted) > 0 {
+		c.log.Warn("killed what the exited gateway left outside its process group", zap.Int("pid", c.tree.Pid()),
+			zap.Ints("pids", left.Adopted),
+			zap.String("evidence", "descendants by live parent links, or orphans re-parented to this supervisor, their subreaper"))
 	}
 	if left.Err != nil {
 		c.log.Warn("could not empty or remove the gateway's cgroup", zap.String("cgroup", left.Cgroup), zap.Error(left.Err))
@@ -261,6 +270,14 @@ func (o *orphan) Kill() error {
 		return err
 	}
 	return nil
+}
+
+// survivors: the previous supervisor's gateway, while it still runs.
+func (o *orphan) survivors() []platform.Unkilled {
+	if o.prober.Judge(context.Background(), o.id, o.matches).Verdict.Stale() {
+		return nil
+	}
+	return []platform.Unkilled{{PID: o.id.PID, Why: "the gateway of a previous supervisor still runs after its group was killed"}}
 }
 
 func (o *orphan) wait(ctx context.Context) Exit {

@@ -57,6 +57,10 @@ type Config struct {
 	// nil leaves the gateway's tree to its process group (job object on
 	// Windows).
 	Cgroups *platform.Cgroups
+	// Reaper, when set, is the supervisor as child subreaper
+	// (platform.BecomeSubreaper): the orphans of each gateway's tree are
+	// re-parented to it, and found, killed and reaped with the tree.
+	Reaper *platform.Reaper
 	// OwnWatchdog, when positive, is how often the supervisor sends
 	// WATCHDOG=1 through Notify: half its service manager's WATCHDOG_USEC.
 	OwnWatchdog time.Duration

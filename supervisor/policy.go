@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/platform"
 )
 
 // Hermes' exit codes (gateway/restart.py, hermes_cli/gateway.py).
@@ -86,6 +88,9 @@ type Exit struct {
 	// Reason is set when the supervisor ended the run on its own, as
 	// ReasonWatchdog for a hung gateway.
 	Reason string `json:"reason,omitempty"`
+	// Unkilled lists the processes of the gateway's tree still alive when
+	// the supervisor gave up on them, KillGrace after it killed the tree.
+	Unkilled []platform.Unkilled `json:"unkilled,omitempty"`
 	// At is when the exit was seen.
 	At time.Time `json:"at"`
 	// Uptime is how long the run lasted. In JSON it is written twice, as
@@ -95,19 +100,20 @@ type Exit struct {
 
 // exitJSON is Exit as written: the uptime for people and for programs.
 type exitJSON struct {
-	Code          int       `json:"code"`
-	Signal        string    `json:"signal,omitempty"`
-	StartError    string    `json:"start_error,omitempty"`
-	Orphan        string    `json:"orphan,omitempty"`
-	Reason        string    `json:"reason,omitempty"`
-	At            time.Time `json:"at"`
-	Uptime        string    `json:"uptime"`
-	UptimeSeconds float64   `json:"uptime_seconds"`
+	Code          int                 `json:"code"`
+	Signal        string              `json:"signal,omitempty"`
+	StartError    string              `json:"start_error,omitempty"`
+	Orphan        string              `json:"orphan,omitempty"`
+	Reason        string              `json:"reason,omitempty"`
+	Unkilled      []platform.Unkilled `json:"unkilled,omitempty"`
+	At            time.Time           `json:"at"`
+	Uptime        string              `json:"uptime"`
+	UptimeSeconds float64             `json:"uptime_seconds"`
 }
 
 // MarshalJSON writes the uptime as a duration string and in seconds.
 func (e Exit) MarshalJSON() ([]byte, error) {
-	return json.Marshal(exitJSON{Code: e.Code, Signal: e.Signal, StartError: e.StartError, Orphan: e.Orphan, Reason: e.Reason, At: e.At,
+	return json.Marshal(exitJSON{Code: e.Code, Signal: e.Signal, StartError: e.StartError, Orphan: e.Orphan, Reason: e.Reason, Unkilled: e.Unkilled, At: e.At,
 		Uptime: e.Uptime.Round(time.Millisecond).String(), UptimeSeconds: e.Uptime.Seconds()})
 }
 
@@ -121,7 +127,7 @@ func (e *Exit) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	*e = Exit{Code: v.Code, Signal: v.Signal, StartError: v.StartError, Orphan: v.Orphan, Reason: v.Reason, At: v.At,
+	*e = Exit{Code: v.Code, Signal: v.Signal, StartError: v.StartError, Orphan: v.Orphan, Reason: v.Reason, Unkilled: v.Unkilled, At: v.At,
 		Uptime: time.Duration(v.UptimeSeconds * float64(time.Second))}
 	var ns int64
 	if json.Unmarshal(v.Uptime, &ns) == nil {
@@ -132,6 +138,11 @@ func (e *Exit) UnmarshalJSON(b []byte) error {
 
 // String describes the exit in a few words.
 func (e Exit) String() string {
+	if len(e.Unkilled) > 0 {
+		r := e
+		r.Unkilled = nil
+		return r.String() + "; could not kill " + DescribeUnkilled(e.Unkilled)
+	}
 	if e.Reason != "" {
 		r := e
 		r.Reason = ""

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -128,7 +129,7 @@ func TestExitJSONUptime(t *testing.T) {
 	}
 	for _, in := range []string{string(b), `{"code":1,"at":"1970-01-01T00:01:40Z","uptime":1500000000}`} {
 		var got Exit
-		if err := json.Unmarshal([]byte(in), &got); err != nil || got != e {
+		if err := json.Unmarshal([]byte(in), &got); err != nil || !reflect.DeepEqual(got, e) {
 			t.Errorf("unmarshal %s: got %+v, %v; want %+v", in, got, err, e)
 		}
 	}

@@ -60,6 +60,7 @@ type Supervisor struct {
 
 type loopTimers struct {
 	backoff, kill, ready Timer
+	grace                Timer // armed by a kill: when we stop waiting for the tree (KillGrace)
 	readyPoll            time.Duration
 }
 
@@ -141,11 +142,10 @@ func (s *Supervisor) Run(ctx context.Context) error {
 			s.start(loopCtx)
 		case <-timerC(s.timers.kill):
 			s.timers.kill = nil
-			s.log.Warn("gateway did not stop in time; killing its process tree",
-				append(s.treeFields(), zap.Duration("stop_timeout", s.cfg.StopTimeout), zap.Int("pid", s.child.PID))...)
-			if err := s.run.Kill(); err != nil {
-				s.log.Error("kill gateway", zap.Error(err))
-			}
+			s.killTree("gateway did not stop in time; killing its process tree",
+				zap.Duration("stop_timeout", s.cfg.StopTimeout))
+		case <-timerC(s.timers.grace):
+			s.graceOver(loopCtx)
 		case <-timerC(s.timers.ready):
 			s.timers.ready = nil
 			s.checkReady()
@@ -514,7 +514,11 @@ func (s *Supervisor) foreignOwner(ctx context.Context) (string, bool) {
 func (s *Supervisor) watch(ctx context.Context, r runner) {
 	go func() {
 		e := r.wait(ctx)
-		s.events <- exited{run: r, exit: e}
+		// A run given up on (see graceOver) may end after Run returned.
+		select {
+		case s.events <- exited{run: r, exit: e}:
+		case <-ctx.Done():
+		}
 	}()
 }
 
@@ -547,6 +551,7 @@ func (s *Supervisor) checkReady() {
 func (s *Supervisor) exited(ctx context.Context, e Exit) {
 	child := s.child
 	s.stopTimer(&s.timers.kill)
+	s.stopTimer(&s.timers.grace)
 	s.stopTimer(&s.timers.ready)
 	run, gw := s.run, s.gatewayID()
 	s.closeWatch(&e)
@@ -554,8 +559,15 @@ func (s *Supervisor) exited(ctx context.Context, e Exit) {
 	s.lastExit = &e
 	s.log.Info("gateway exited", zap.Int("pid", child.PID), zap.Stringer("exit", e),
 		zap.Duration("uptime", e.Uptime))
-	if o, ok := run.(*orphan); !ok || !o.isAbandoned() {
+	if o, ok := run.(*orphan); (!ok || !o.isAbandoned()) && len(e.Unkilled) == 0 {
+		// A gateway that survived its kill still owns its files.
 		s.release(ctx, child, gw)
+	}
+	if len(e.Unkilled) > 0 && !s.shutdown {
+		s.transition(Failed, "the gateway's tree survived its kill ("+DescribeUnkilled(e.Unkilled)+
+			"); not starting another beside it: end those processes, then run `hermes-supervisor restart`")
+		s.answer(Response{Error: s.reason, Status: s.snapshot()})
+		return
 	}
 	// A hung gateway was taken down without a stop request: its exit is a
 	// failure for the restart policy.

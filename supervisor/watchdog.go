@@ -344,10 +344,7 @@ func (s *Supervisor) killHung() {
 	if s.run == nil {
 		return
 	}
-	s.log.Warn("killing the hung gateway's process tree", append(s.treeFields(), zap.Int("pid", s.child.PID))...)
-	if err := s.run.Kill(); err != nil {
-		s.log.Error("kill gateway", zap.Error(err))
-	}
+	s.killTree("killing the hung gateway's process tree")
 }
 
 // feedOwn tells our own service manager we are alive. It runs from the

@@ -146,6 +146,7 @@ func control(cmd *cobra.Command, g *globals, verb string, timeout time.Duration,
 	}
 	if resp.Status != nil {
 		fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", verb, resp.Status.State)
+		return unkilled(verb, resp.Status)
 	}
 	return nil
 }

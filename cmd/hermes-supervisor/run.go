@@ -183,6 +183,18 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 	} else if !errors.Is(err, errors.ErrUnsupported) {
 		log.Info("no cgroup is delegated to us: the gateway's process group holds its tree", zap.Error(err))
 	}
+	// As child subreaper (Linux), every orphan of the gateway's tree, in
+	// whatever session or group, is re-parented to us: killed with the
+	// tree, and reaped here rather than left a zombie. The supervisor
+	// starts no child but the gateway, as the Reaper requires.
+	if r, err := platform.BecomeSubreaper(); err == nil {
+		cfg.Reaper = r
+		go r.Run(cmd.Context(), func(o platform.Reaped) {
+			log.Info("reaped an orphan of the gateway's tree", zap.Int("pid", o.PID), zap.String("name", o.Name), zap.String("how", o.How))
+		})
+	} else if !errors.Is(err, errors.ErrUnsupported) {
+		log.Warn("cannot become a child subreaper: an orphan of the gateway's tree is found only while its parent lives", zap.Error(err))
+	}
 	prober := procstate.NewProber(procstate.Options{StartTolerance: -1})
 	sup, err := supervisor.New(cfg, log, supervisor.SystemClock{}, prober)
 	if err != nil {
