@@ -92,10 +92,13 @@ type notifyEvent struct {
 	msg notifyMsg
 }
 
-// notifyRejected is a datagram from a process outside the gateway's tree.
+// notifyRejected is a datagram from a process outside the gateway's tree,
+// or from one the kernel would not name (unseen: outside our PID
+// namespace), which cannot be shown to be in it.
 type notifyRejected struct {
-	run runner
-	pid int
+	run    runner
+	pid    int
+	unseen bool
 }
 
 func (notifyEvent) isEvent()    {}
@@ -145,8 +148,8 @@ func readNotify(l *platform.NotifyListener, run runner, root int, events chan<- 
 		if err != nil {
 			return
 		}
-		if d.PID != 0 && !inTree(d.PID, root) {
-			if !send(events, stop, notifyRejected{run: run, pid: d.PID}) {
+		if d.Unseen || (d.PID != 0 && !inTree(d.PID, root)) {
+			if !send(events, stop, notifyRejected{run: run, pid: d.PID, unseen: d.Unseen}) {
 				return
 			}
 			continue

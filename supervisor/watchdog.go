@@ -278,17 +278,23 @@ func (s *Supervisor) extendDeadline(d time.Duration, now time.Time) {
 	s.log.Info("the gateway extended its deadline (EXTEND_TIMEOUT_USEC)", zap.String("state", string(s.state)), zap.Duration("by", d))
 }
 
+// onRejected counts a datagram no process of the gateway's tree sent. Only
+// the first of a start is logged: a flood must not become a flood of log
+// lines; the count is in the status.
 func (s *Supervisor) onRejected(ev notifyRejected) {
 	if ev.run != s.run {
 		return
 	}
 	s.wd.rejected++
-	lvl := s.log.Debug
 	if s.wd.rejected == 1 {
-		lvl = s.log.Warn
+		if ev.unseen {
+			s.log.Warn("ignoring an sd_notify datagram from a sender outside our PID namespace: the kernel names no pid for it, " +
+				"so it cannot be shown to be in the gateway's tree; further ones this start are only counted (status: notify_ignored)")
+		} else {
+			s.log.Warn("ignoring an sd_notify datagram from a sender outside the gateway's process tree; "+
+				"further ones this start are only counted (status: notify_ignored)", zap.Int("sender_pid", ev.pid))
+		}
 	}
-	lvl("ignoring an sd_notify datagram from outside the gateway's process tree",
-		zap.Int("sender_pid", ev.pid), zap.Int("ignored_so_far", s.wd.rejected))
 	// Published at powers of two: a flood must not become a flood of writes.
 	if s.wd.rejected&(s.wd.rejected-1) == 0 {
 		s.publish()
