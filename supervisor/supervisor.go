@@ -142,7 +142,8 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		case <-timerC(s.timers.kill):
 			s.timers.kill = nil
 			s.log.Warn("gateway did not stop in time; killing its process tree",
-				append(s.treeFields(), zap.Duration("stop_timeout", s.cfg.StopTimeout), zap.Int("pid", s.child.PID))...)
+				append(s.treeFields(), zap.Duration("stop_timeout", s.cfg.StopTimeout),
+					zap.Duration("extended_by", s.wd.stopBy.Sub(s.wd.stopCeil.Add(-s.cfg.MaxStopExtension))), zap.Int("pid", s.child.PID))...)
 			if err := s.run.Kill(); err != nil {
 				s.log.Error("kill gateway", zap.Error(err))
 			}
@@ -663,6 +664,7 @@ func (s *Supervisor) stopChild(reason string) {
 	s.terminateGateway(context.Background())
 	s.timers.kill = s.clock.NewTimer(s.cfg.StopTimeout)
 	s.wd.stopBy = s.clock.Now().Add(s.cfg.StopTimeout)
+	s.wd.stopCeil = s.wd.stopBy.Add(s.cfg.MaxStopExtension)
 }
 
 func (s *Supervisor) stopTimer(t *Timer) {
