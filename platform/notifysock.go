@@ -11,7 +11,8 @@ import (
 type NotifyListener struct {
 	conn *net.UnixConn
 	addr string
-	dir  string // removed on Close; empty for an abstract socket
+	dir  string   // the socket's private directory, removed on Close
+	lock *os.File // dir, held open with a shared flock (see makeNotifyDir)
 }
 
 // Datagram is one message read from a NotifyListener.
@@ -21,22 +22,26 @@ type Datagram struct {
 	// PID is the sender's pid as the kernel reports it, 0 where the OS
 	// does not say (macOS): there the socket's directory is the guard.
 	PID int
+	// Unseen reports a sender the kernel would not name: on Linux, one
+	// outside our PID namespace (the kernel then reports pid 0), or a
+	// datagram without credentials. Such a sender cannot be shown to be
+	// in the gateway's tree, so nothing it says may be believed.
+	Unseen bool
 	// Truncated reports a message longer than the buffer.
 	Truncated bool
 }
 
-// Addr returns the value for NOTIFY_SOCKET; "@name" is an abstract socket.
+// Addr returns the value for NOTIFY_SOCKET: the path of a socket in a
+// directory only our user can enter.
 func (l *NotifyListener) Addr() string { return l.addr }
 
 // Receive blocks for the next datagram, reading it into buf; it fails once
 // the listener is closed.
 func (l *NotifyListener) Receive(buf []byte) (Datagram, error) { return l.receive(buf) }
 
-// Close stops the listener and removes its directory, if it has one.
+// Close stops the listener and removes its socket and directory.
 func (l *NotifyListener) Close() error {
 	err := l.conn.Close()
-	if l.dir != "" {
-		_ = os.RemoveAll(l.dir)
-	}
+	l.closeNotifyDir()
 	return err
 }

@@ -1,8 +1,6 @@
 package platform
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net"
 	"unsafe"
@@ -10,16 +8,26 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ListenNotify opens an abstract datagram socket that reports each
-// sender's credentials (SO_PASSCRED), so that only the gateway's own tree
-// is believed. dir is unused on Linux: an abstract name needs no file.
+// ListenNotify opens a datagram socket in a fresh 0700 directory (see
+// makeNotifyDir; dir is tried first) that reports each sender's
+// credentials (SO_PASSCRED), so that only the gateway's own tree is
+// believed. Two guards, because each alone falls short: an abstract name
+// is listed in /proc/net/unix to every user of the network namespace,
+// which a PID namespace does not hide; a directory stops other users but
+// not root, nor our own user in another PID namespace, whose pid the
+// kernel reports as 0 and who is then rejected by the credential check.
 func ListenNotify(dir string) (*NotifyListener, error) {
-	name := "@hermes-supervisor/notify/" + randomName()
-	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: name, Net: "unixgram"})
+	d, path, lock, err := makeNotifyDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open notify socket: %w", err)
 	}
-	raw, err := conn.SyscallConn()
+	l := &NotifyListener{addr: path, dir: d, lock: lock}
+	l.conn, err = net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
+	if err != nil {
+		l.closeNotifyDir()
+		return nil, fmt.Errorf("open notify socket: %w", err)
+	}
+	raw, err := l.conn.SyscallConn()
 	if err == nil {
 		var serr error
 		err = raw.Control(func(fd uintptr) {
@@ -30,10 +38,10 @@ func ListenNotify(dir string) (*NotifyListener, error) {
 		}
 	}
 	if err != nil {
-		conn.Close()
+		_ = l.Close()
 		return nil, fmt.Errorf("notify socket: ask for sender credentials: %w", err)
 	}
-	return &NotifyListener{conn: conn, addr: name}, nil
+	return l, nil
 }
 
 // receive reads one datagram with a raw, non-blocking recvmsg inside the
@@ -66,6 +74,7 @@ func (l *NotifyListener) receive(buf []byte) (Datagram, error) {
 	}
 	d := Datagram{N: n, Truncated: flags&unix.MSG_TRUNC != 0}
 	d.PID = senderPID(oob[:oobn])
+	d.Unseen = d.PID <= 0
 	return d, nil
 }
 
@@ -91,7 +100,8 @@ func recvmsgRaw(fd uintptr, buf, oob []byte) (n, oobn, flags int, errno unix.Err
 }
 
 // senderPID reads SCM_CREDENTIALS from a datagram's control data; 0 when
-// there are none.
+// there are none, and 0 is also what the kernel reports for a sender
+// outside our PID namespace.
 func senderPID(oob []byte) int {
 	msgs, err := unix.ParseSocketControlMessage(oob)
 	if err != nil {
@@ -104,10 +114,4 @@ func senderPID(oob []byte) int {
 		}
 	}
 	return pid
-}
-
-func randomName() string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

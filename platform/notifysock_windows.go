@@ -15,3 +15,5 @@ func ListenNotify(dir string) (*NotifyListener, error) {
 func (l *NotifyListener) receive([]byte) (Datagram, error) {
 	return Datagram{}, errors.ErrUnsupported
 }
+
+func (l *NotifyListener) closeNotifyDir() {}

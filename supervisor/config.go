@@ -23,6 +23,10 @@ type Config struct {
 	// StopTimeout is how long a stop waits for the gateway before it kills
 	// the whole tree. Above Hermes' own watchdog (drain + 60 s) by default.
 	StopTimeout time.Duration
+	// MaxStopExtension caps what the gateway's EXTEND_TIMEOUT_USEC may add
+	// to a stop: the tree is killed at the latest this long after the stop
+	// timeout would have passed. Zero honours no extension.
+	MaxStopExtension time.Duration
 	// ReadyTimeout bounds how long a child may run without writing its pid
 	// file before it is treated as running anyway (commands that are not
 	// Hermes gateways never write one).
@@ -69,6 +73,10 @@ type Config struct {
 // DefaultStopTimeout is above Hermes' default TimeoutStopSec (70 s).
 const DefaultStopTimeout = 75 * time.Second
 
+// DefaultMaxStopExtension is --max-stop-extension's default: room for a
+// long drain that keeps asking, never an unbounded stop.
+const DefaultMaxStopExtension = 30 * time.Minute
+
 // DefaultReadyTimeout bounds the starting state for commands that never
 // write gateway.pid.
 const DefaultReadyTimeout = 60 * time.Second
@@ -87,6 +95,9 @@ func (c *Config) Validate() error {
 	}
 	if c.StopTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("stop timeout must be positive, got %s", c.StopTimeout))
+	}
+	if c.MaxStopExtension < 0 {
+		errs = append(errs, fmt.Errorf("--max-stop-extension must not be negative, got %s", c.MaxStopExtension))
 	}
 	if c.ReadyTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("ready timeout must be positive, got %s", c.ReadyTimeout))

@@ -17,14 +17,17 @@ import (
 // FileConfig is the optional JSON configuration file. Every field may be
 // left out; flags and the environment override what it sets.
 type FileConfig struct {
-	Home         string      `json:"home,omitempty"`
-	LockDir      string      `json:"lock_dir,omitempty"`
-	Command      []string    `json:"command,omitempty"`
-	Env          []string    `json:"env,omitempty"`
-	StopTimeout  Duration    `json:"stop_timeout,omitempty"`
-	ReadyTimeout Duration    `json:"ready_timeout,omitempty"`
-	LogFormat    string      `json:"log_format,omitempty"`
-	Restart      RestartFile `json:"restart,omitempty"`
+	Home        string   `json:"home,omitempty"`
+	LockDir     string   `json:"lock_dir,omitempty"`
+	Command     []string `json:"command,omitempty"`
+	Env         []string `json:"env,omitempty"`
+	StopTimeout Duration `json:"stop_timeout,omitempty"`
+	// MaxStopExtension caps what EXTEND_TIMEOUT_USEC adds to a stop
+	// (--max-stop-extension).
+	MaxStopExtension Duration    `json:"max_stop_extension,omitempty"`
+	ReadyTimeout     Duration    `json:"ready_timeout,omitempty"`
+	LogFormat        string      `json:"log_format,omitempty"`
+	Restart          RestartFile `json:"restart,omitempty"`
 	// Watchdog is the gateway's sd_notify keep-alive deadline ("0s": off),
 	// overriding Hermes' gateway.systemd_watchdog_seconds.
 	Watchdog string `json:"watchdog,omitempty"`
@@ -122,13 +125,14 @@ func parseFileConfig(b []byte) (FileConfig, error) {
 	p := &configParser{src: b}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	err := p.object(dec, 0, "", map[string]fieldFunc{
-		"home":          p.into(&fc.Home, nil),
-		"lock_dir":      p.into(&fc.LockDir, nil),
-		"command":       p.into(&fc.Command, checkCommand(&fc.Command)),
-		"env":           p.into(&fc.Env, checkEnv(&fc.Env)),
-		"stop_timeout":  p.into(&fc.StopTimeout, nil),
-		"ready_timeout": p.into(&fc.ReadyTimeout, nil),
-		"hang_after":    p.into(&fc.HangAfter, nil),
+		"home":               p.into(&fc.Home, nil),
+		"lock_dir":           p.into(&fc.LockDir, nil),
+		"command":            p.into(&fc.Command, checkCommand(&fc.Command)),
+		"env":                p.into(&fc.Env, checkEnv(&fc.Env)),
+		"stop_timeout":       p.into(&fc.StopTimeout, nil),
+		"ready_timeout":      p.into(&fc.ReadyTimeout, nil),
+		"max_stop_extension": p.into(&fc.MaxStopExtension, nil),
+		"hang_after":         p.into(&fc.HangAfter, nil),
 		"watchdog": p.into(&fc.Watchdog, func() error {
 			if d, err := time.ParseDuration(fc.Watchdog); err != nil || d < 0 {
 				return fmt.Errorf("%q is not a deadline: use a duration such as \"60s\", or \"0\" to turn hang detection off", fc.Watchdog)
@@ -340,6 +344,7 @@ func (fc FileConfig) FlagValues() map[string]string {
 		}
 	}
 	dur("stop-timeout", fc.StopTimeout)
+	dur("max-stop-extension", fc.MaxStopExtension)
 	dur("ready-timeout", fc.ReadyTimeout)
 	dur("hang-after", fc.HangAfter)
 	if fc.Watchdog != "" {

@@ -19,6 +19,7 @@ func TestReadFileConfigErrors(t *testing.T) {
 		{"wrong type", "{\"command\": \"hermes gateway run\"}", `:1:13: "command": expected a list of strings, got a string`},
 		{"wrong nested type", `{"restart": {"crash_loop_max": "ten"}}`, `:1:32: "restart.crash_loop_max": expected a whole number, got a string`},
 		{"duration as number", `{"stop_timeout": 75}`, `:1:18: "stop_timeout": durations are strings such as "30s", got 75`},
+		{"negative stop extension", `{"max_stop_extension": "-1m"}`, `:1:24: "max_stop_extension": duration "-1m" must be positive`},
 		{"jitter out of range", "{\"restart\": {\n  \"jitter\": 7}}", `:2:13: "restart.jitter": must be at least 0 and below 1`},
 		{"crash loop max zero", `{"restart": {"crash_loop_max": 0}}`, `"restart.crash_loop_max": must be at least 1, got 0`},
 		{"log format", `{"log_format": "xml"}`, `:1:16: "log_format": "xml" is not a log format: use "console" or "json"`},
@@ -44,11 +45,14 @@ func TestReadFileConfigErrors(t *testing.T) {
 }
 
 func TestReadFileConfigValid(t *testing.T) {
-	src := `{"home": "/h", "command": ["hermes", "gateway", "run"], "env": ["A=B"], "stop_timeout": "5s",
+	src := `{"home": "/h", "command": ["hermes", "gateway", "run"], "env": ["A=B"], "stop_timeout": "5s", "max_stop_extension": "10m",
 	"log_format": "json", "restart": {"jitter": 0, "crash_loop_max": 3, "max_backoff": "10s"}}`
 	fc, err := parseFileConfig([]byte(src))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if fc.FlagValues()["max-stop-extension"] != "10m0s" {
+		t.Fatalf("max_stop_extension: flag values %v", fc.FlagValues())
 	}
 	if fc.Home != "/h" || len(fc.Command) != 3 || fc.LogFormat != "json" || fc.Restart.Jitter == nil || *fc.Restart.Jitter != 0 || fc.Restart.CrashLoopMax != 3 {
 		t.Fatalf("parsed %+v", fc)

@@ -18,6 +18,9 @@ import (
 // bytes; systemd's own limit is far larger, but nothing we honour needs it.
 const maxNotify = 4096
 
+// maxDuration is the longest time.Duration.
+const maxDuration = time.Duration(1<<63 - 1)
+
 // notifyMsg is one sd_notify datagram, reduced to the fields we honour.
 // Unknown fields are dropped, as systemd drops them.
 type notifyMsg struct {
@@ -63,17 +66,25 @@ func parseNotify(b []byte) (notifyMsg, error) {
 			case "trigger":
 				m.trigger = true
 			}
-		case "WATCHDOG_USEC", "EXTEND_TIMEOUT_USEC":
+		case "WATCHDOG_USEC":
 			us, err := strconv.ParseUint(v, 10, 63)
-			if err != nil || us > uint64(time.Duration(1<<63-1)/time.Microsecond) {
+			if err != nil || us > uint64(maxDuration/time.Microsecond) {
 				return m, fmt.Errorf("%s=%q is not a number of microseconds", k, truncate(v, 24))
 			}
 			d := time.Duration(us) * time.Microsecond
-			if k == "WATCHDOG_USEC" {
-				m.interval = &d
-			} else {
-				m.extend = &d
+			m.interval = &d
+		case "EXTEND_TIMEOUT_USEC":
+			// Any uint64, as systemd reads it; what no Duration holds
+			// (past 292 years) saturates, and the stop's ceiling applies.
+			us, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				return m, fmt.Errorf("%s=%q is not a number of microseconds", k, truncate(v, 24))
 			}
+			d := maxDuration
+			if us <= uint64(maxDuration/time.Microsecond) {
+				d = time.Duration(us) * time.Microsecond
+			}
+			m.extend = &d
 		}
 	}
 	return m, nil
@@ -92,10 +103,13 @@ type notifyEvent struct {
 	msg notifyMsg
 }
 
-// notifyRejected is a datagram from a process outside the gateway's tree.
+// notifyRejected is a datagram from a process outside the gateway's tree,
+// or from one the kernel would not name (unseen: outside our PID
+// namespace), which cannot be shown to be in it.
 type notifyRejected struct {
-	run runner
-	pid int
+	run    runner
+	pid    int
+	unseen bool
 }
 
 func (notifyEvent) isEvent()    {}
@@ -145,8 +159,8 @@ func readNotify(l *platform.NotifyListener, run runner, root int, events chan<- 
 		if err != nil {
 			return
 		}
-		if d.PID != 0 && !inTree(d.PID, root) {
-			if !send(events, stop, notifyRejected{run: run, pid: d.PID}) {
+		if d.Unseen || (d.PID != 0 && !inTree(d.PID, root)) {
+			if !send(events, stop, notifyRejected{run: run, pid: d.PID, unseen: d.Unseen}) {
 				return
 			}
 			continue

@@ -51,6 +51,10 @@ type Child struct {
 	Watchdog *WatchdogStatus `json:"watchdog,omitempty"`
 	// NotifyIgnored counts sd_notify datagrams from outside the gateway's tree.
 	NotifyIgnored int `json:"notify_ignored,omitempty"`
+	// KillAt is when a stop kills the gateway's tree if it has not exited:
+	// the stop timeout, plus what the gateway's EXTEND_TIMEOUT_USEC added
+	// within --max-stop-extension.
+	KillAt *time.Time `json:"kill_at,omitempty"`
 	// Cgroup is the cgroup the supervisor made for this gateway, whose
 	// every member dies with it; empty when no cgroup was delegated to us
 	// and the process group alone holds its tree.

@@ -143,7 +143,8 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		case <-timerC(s.timers.kill):
 			s.timers.kill = nil
 			s.killTree("gateway did not stop in time; killing its process tree",
-				zap.Duration("stop_timeout", s.cfg.StopTimeout))
+				zap.Duration("stop_timeout", s.cfg.StopTimeout),
+				zap.Duration("extended_by", s.wd.stopBy.Sub(s.wd.stopCeil.Add(-s.cfg.MaxStopExtension))))
 		case <-timerC(s.timers.grace):
 			s.graceOver(loopCtx)
 		case <-timerC(s.timers.ready):
@@ -675,6 +676,7 @@ func (s *Supervisor) stopChild(reason string) {
 	s.terminateGateway(context.Background())
 	s.timers.kill = s.clock.NewTimer(s.cfg.StopTimeout)
 	s.wd.stopBy = s.clock.Now().Add(s.cfg.StopTimeout)
+	s.wd.stopCeil = s.wd.stopBy.Add(s.cfg.MaxStopExtension)
 }
 
 func (s *Supervisor) stopTimer(t *Timer) {

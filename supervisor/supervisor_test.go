@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/demogateway"
 	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
@@ -49,6 +52,7 @@ type harness struct {
 	cancel context.CancelFunc
 	done   chan error
 	prober *procstate.Prober
+	logs   *observer.ObservedLogs // everything the supervisor logged
 }
 
 func testPolicy() Policy {
@@ -104,7 +108,9 @@ func (h *harness) run(mutate func(*Config), demoArgs ...string) {
 		},
 	}
 	mutate(&cfg)
-	sup, err := New(cfg, zaptest.NewLogger(h.t), h.clock, h.prober)
+	core, logs := observer.New(zapcore.DebugLevel)
+	h.logs = logs
+	sup, err := New(cfg, zap.New(zapcore.NewTee(zaptest.NewLogger(h.t).Core(), core)), h.clock, h.prober)
 	if err != nil {
 		h.t.Fatal(err)
 	}

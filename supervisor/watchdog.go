@@ -74,6 +74,9 @@ type watchdog struct {
 	rejected int
 	extendTo time.Time // EXTEND_TIMEOUT_USEC while starting
 	stopBy   time.Time // when the kill timer of a stop fires
+	stopCeil time.Time // the latest stopBy: the stop timeout plus --max-stop-extension
+	extended bool      // an extension of this stop was logged
+	capped   bool      // an extension cut to the ceiling was logged
 	pidSeen  time.Time // gateway.pid first named our child
 	beat     bool      // the heartbeat file named our child
 }
@@ -262,33 +265,87 @@ func (s *Supervisor) onNotify(ev notifyEvent) {
 	}
 }
 
-// extendDeadline honours EXTEND_TIMEOUT_USEC: the ready or stop deadline
-// becomes at least d from now.
+// ownStopGrace is what our own service manager waits beyond our stop
+// timeout (platform/service's stopGrace): an extension we pass up keeps
+// that margin.
+const ownStopGrace = 15 * time.Second
+
+// extendDeadline honours EXTEND_TIMEOUT_USEC as systemd does: the ready or
+// stop deadline becomes at least d from now, and the gateway must ask
+// again before that passes. A stop's deadline never passes its ceiling,
+// the stop timeout plus --max-stop-extension, however large d is.
 func (s *Supervisor) extendDeadline(d time.Duration, now time.Time) {
-	until := now.Add(d)
 	switch {
-	case s.state == Starting && until.After(s.wd.extendTo):
-		s.wd.extendTo = until
-	case s.state == Stopping && s.timers.kill != nil && until.After(s.wd.stopBy):
-		s.stopTimer(&s.timers.kill)
-		s.timers.kill, s.wd.stopBy = s.clock.NewTimer(d), until
-	default:
-		return
+	case s.state == Starting:
+		if until := now.Add(min(d, maxReadyExtension)); until.After(s.wd.extendTo) {
+			s.wd.extendTo = until
+			s.log.Info("the gateway extended its ready deadline (EXTEND_TIMEOUT_USEC)", zap.Duration("by", d), zap.Time("until", until))
+		}
+	case s.state == Stopping && s.timers.kill != nil:
+		s.extendStop(d, now)
 	}
-	s.log.Info("the gateway extended its deadline (EXTEND_TIMEOUT_USEC)", zap.String("state", string(s.state)), zap.Duration("by", d))
 }
 
+// maxReadyExtension bounds a starting gateway's extension: a deadline no
+// clock arithmetic overflows on; it only delays the judgement "running".
+const maxReadyExtension = 24 * time.Hour
+
+func (s *Supervisor) extendStop(d time.Duration, now time.Time) {
+	grant := min(d, max(s.wd.stopCeil.Sub(now), 0)) // no now.Add(d): d may be 292 years
+	until, capped := now.Add(grant), grant < d
+	if capped {
+		// The ceiling itself: now.Add(ceiling.Sub(now)) can differ from it
+		// by the drift between the wall and monotonic clocks.
+		until = s.wd.stopCeil
+	}
+	if !until.After(s.wd.stopBy) {
+		if capped && !s.wd.capped {
+			s.wd.capped = true
+			s.log.Warn("the gateway asked to extend its stop beyond --max-stop-extension; its process tree is killed when the extended deadline passes",
+				zap.Duration("asked", d), zap.Time("kill_at", s.wd.stopBy), zap.Duration("max_stop_extension", s.cfg.MaxStopExtension))
+		}
+		return
+	}
+	s.stopTimer(&s.timers.kill)
+	s.timers.kill, s.wd.stopBy = s.clock.NewTimer(grant), until
+	// Our own service manager would kill us, and with us the tree, at its
+	// own stop timeout: it hears of the extension too (systemd honours
+	// EXTEND_TIMEOUT_USEC from the main process while it stops).
+	s.notify("EXTEND_TIMEOUT_USEC=" + strconv.FormatInt((grant+ownStopGrace).Microseconds(), 10))
+	fields := []zap.Field{zap.Duration("asked", d), zap.Time("kill_at", until), zap.Time("ceiling", s.wd.stopCeil)}
+	switch {
+	case capped && !s.wd.capped:
+		s.wd.capped, s.wd.extended = true, true
+		s.log.Warn("the gateway extended its stop (EXTEND_TIMEOUT_USEC) by more than --max-stop-extension allows: its process tree is killed at the ceiling unless it exits first",
+			append(fields, zap.Duration("max_stop_extension", s.cfg.MaxStopExtension))...)
+	case !s.wd.extended:
+		s.wd.extended = true
+		s.log.Info("the gateway extended its stop (EXTEND_TIMEOUT_USEC): its process tree is killed at kill_at unless it exits or extends again, and never after the ceiling",
+			fields...)
+	default:
+		// A draining gateway repeats it every few seconds: once is news.
+		s.log.Debug("the gateway extended its stop again (EXTEND_TIMEOUT_USEC)", fields...)
+	}
+	s.publish()
+}
+
+// onRejected counts a datagram no process of the gateway's tree sent. Only
+// the first of a start is logged: a flood must not become a flood of log
+// lines; the count is in the status.
 func (s *Supervisor) onRejected(ev notifyRejected) {
 	if ev.run != s.run {
 		return
 	}
 	s.wd.rejected++
-	lvl := s.log.Debug
 	if s.wd.rejected == 1 {
-		lvl = s.log.Warn
+		if ev.unseen {
+			s.log.Warn("ignoring an sd_notify datagram from a sender outside our PID namespace: the kernel names no pid for it, " +
+				"so it cannot be shown to be in the gateway's tree; further ones this start are only counted (status: notify_ignored)")
+		} else {
+			s.log.Warn("ignoring an sd_notify datagram from a sender outside the gateway's process tree; "+
+				"further ones this start are only counted (status: notify_ignored)", zap.Int("sender_pid", ev.pid))
+		}
 	}
-	lvl("ignoring an sd_notify datagram from outside the gateway's process tree",
-		zap.Int("sender_pid", ev.pid), zap.Int("ignored_so_far", s.wd.rejected))
 	// Published at powers of two: a flood must not become a flood of writes.
 	if s.wd.rejected&(s.wd.rejected-1) == 0 {
 		s.publish()
@@ -418,6 +475,10 @@ func (s *Supervisor) publish() {
 // describeWatch adds what the watch knows to a snapshot's child.
 func (s *Supervisor) describeWatch(c *Child) {
 	c.Status, c.NotifyIgnored = s.wd.status, s.wd.rejected
+	if s.state == Stopping && s.timers.kill != nil {
+		t := s.wd.stopBy
+		c.KillAt = &t
+	}
 	if s.wd.interval <= 0 && s.cfg.HangAfter <= 0 {
 		return
 	}

@@ -25,6 +25,9 @@ func TestParseNotify(t *testing.T) {
 		{name: "trigger", in: "WATCHDOG=trigger", want: notifyMsg{trigger: true}},
 		{name: "interval", in: "WATCHDOG_USEC=2500000", want: notifyMsg{interval: d(2500 * time.Millisecond)}},
 		{name: "extend", in: "EXTEND_TIMEOUT_USEC=1000000", want: notifyMsg{extend: d(time.Second)}},
+		{name: "extend past a Duration saturates", in: "EXTEND_TIMEOUT_USEC=18446744073709551615", want: notifyMsg{extend: d(maxDuration)}},
+		{name: "extend just past a Duration", in: "EXTEND_TIMEOUT_USEC=9223372036854776", want: notifyMsg{extend: d(maxDuration)}},
+		{name: "extend of 285 years", in: "EXTEND_TIMEOUT_USEC=9000000000000000", want: notifyMsg{extend: d(9000000000000000 * time.Microsecond)}},
 		{name: "stopping", in: "STOPPING=1", want: notifyMsg{stopping: true}},
 		{name: "unknown fields ignored", in: "MAINPID=4242\nERRNO=2\nFDSTORE=1", want: notifyMsg{}},
 		{name: "READY=0 is not ready", in: "READY=0", want: notifyMsg{}},
@@ -36,7 +39,8 @@ func TestParseNotify(t *testing.T) {
 		{name: "nul", in: "READY=1\x00", bad: true},
 		{name: "bad number", in: "WATCHDOG_USEC=soon", bad: true},
 		{name: "negative number", in: "WATCHDOG_USEC=-1", bad: true},
-		{name: "overflowing number", in: "EXTEND_TIMEOUT_USEC=99999999999999999999", bad: true},
+		{name: "number past uint64, as systemd refuses it", in: "EXTEND_TIMEOUT_USEC=99999999999999999999", bad: true},
+		{name: "keep-alive deadline past a Duration", in: "WATCHDOG_USEC=9223372036854776", bad: true},
 		{name: "oversized", in: "STATUS=" + strings.Repeat("x", maxNotify), bad: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

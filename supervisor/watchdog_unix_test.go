@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -193,4 +194,77 @@ func TestStaleHeartbeatIsAHang(t *testing.T) {
 		return s.Child != nil && s.Child.Watchdog != nil && s.Child.Watchdog.HeartbeatSeen
 	})
 	h.waitHangRestart(st.Child.PID)
+}
+
+// EXTEND_TIMEOUT_USEC during a stop is honoured as systemd honours it
+// (from now, to be repeated before it passes) but never past the stop
+// timeout plus MaxStopExtension, whatever the gateway asks: 2^64-1 µs once
+// pushed the kill out by 285 years. What the log and the status say of
+// the deadline is the deadline the kill keeps, and our own service
+// manager hears of every extension.
+func TestStopExtensionIsCapped(t *testing.T) {
+	const stopTimeout, maxExt = 100 * time.Millisecond, 2 * time.Second
+	for _, tc := range []struct {
+		mode      string
+		atCeiling bool // killed at the ceiling, not at the gateway's own last deadline
+	}{
+		{"extend-huge", true},
+		{"extend-once", false},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			var mu sync.Mutex
+			var told []string
+			h := startHarnessWith(t, both(hermesChild(t, tc.mode), watchdogOf(time.Hour), func(c *Config) {
+				c.StopTimeout, c.MaxStopExtension = stopTimeout, maxExt
+				c.Notify = func(s string) { mu.Lock(); told = append(told, s); mu.Unlock() }
+			}))
+			h.waitFor("a ready gateway", func(s *Status) bool { return s.State == Running && s.Child != nil && s.Child.Ready })
+			r := h.sup.Do(t.Context(), "stop")
+			if !r.OK || r.Status.LastExit == nil || r.Status.LastExit.Code == 0 {
+				t.Fatalf("stop: %+v, last exit %+v", r, r.Status.LastExit)
+			}
+			ext := h.logs.FilterMessageSnippet("extended its stop").All()
+			kill := h.logs.FilterMessageSnippet("did not stop in time").All()
+			if len(ext) != 1 || len(kill) != 1 {
+				t.Fatalf("%d extension lines and %d kill lines logged, want one each", len(ext), len(kill))
+			}
+			e, k := ext[0].ContextMap(), kill[0].ContextMap()
+			ceiling, extendedBy := e["ceiling"].(time.Time), k["extended_by"].(time.Duration)
+			if tc.atCeiling {
+				if extendedBy != maxExt || !strings.Contains(ext[0].Message, "more than --max-stop-extension") || e["kill_at"] != ceiling {
+					t.Fatalf("extended by %s, logged %q %v; want the kill at the ceiling, %s after the stop timeout", extendedBy, ext[0].Message, e, maxExt)
+				}
+			} else if extendedBy <= 0 || extendedBy >= maxExt {
+				t.Fatalf("one 300 ms extension moved the kill by %s; want by less than %s, since it was not repeated", extendedBy, maxExt)
+			}
+			// The status of the stop named the deadline the kill kept.
+			var killAt *time.Time
+			for {
+				select {
+				case s := <-h.states:
+					if s.Child != nil && s.Child.KillAt != nil {
+						killAt = s.Child.KillAt
+					}
+					continue
+				default:
+				}
+				break
+			}
+			if killAt == nil || killAt.After(ceiling) || (tc.atCeiling && !killAt.Equal(ceiling)) {
+				t.Fatalf("status said the tree dies at %v; the ceiling was %v", killAt, ceiling)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, s := range told {
+				if v, ok := strings.CutPrefix(s, "EXTEND_TIMEOUT_USEC="); ok {
+					us, err := strconv.ParseInt(v, 10, 64)
+					if err != nil || time.Duration(us)*time.Microsecond > maxExt+stopTimeout+ownStopGrace {
+						t.Fatalf("our service manager was told %q", s)
+					}
+					return
+				}
+			}
+			t.Fatalf("our service manager heard of no extension: %q", told)
+		})
+	}
 }

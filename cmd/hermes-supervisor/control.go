@@ -157,12 +157,17 @@ func stillRunning(ctx context.Context, layout lockstore.Layout, verb string, tim
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	what := "the supervisor has not finished"
+	when := "once its --stop-timeout passes (extended by the gateway's EXTEND_TIMEOUT_USEC, by at most its --max-stop-extension)"
 	if st, qerr := supervisor.QueryStatus(ctx, layout); qerr == nil {
 		what = fmt.Sprintf("the supervisor (pid %d) is %s", st.Supervisor.PID, st.State)
 		if st.Child != nil {
 			what += fmt.Sprintf(" and the gateway (pid %d) still runs", st.Child.PID)
+			if k := st.Child.KillAt; k != nil {
+				// The deadline the supervisor keeps, extensions included.
+				when = fmt.Sprintf("at %s (in %s)", k.Local().Format(time.TimeOnly), max(time.Until(*k), 0).Round(time.Second))
+			}
 		}
 	}
-	return fmt.Errorf("%s: not done after %s (%w): %s; it kills the gateway's process tree once its --stop-timeout passes, "+
-		"so wait and check with `hermes-supervisor status`, or run %s again with a longer --timeout", verb, timeout, context.DeadlineExceeded, what, verb)
+	return fmt.Errorf("%s: not done after %s (%w): %s; it kills the gateway's process tree %s, "+
+		"so wait and check with `hermes-supervisor status`, or run %s again with a longer --timeout", verb, timeout, context.DeadlineExceeded, what, when, verb)
 }

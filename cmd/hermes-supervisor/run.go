@@ -31,6 +31,7 @@ var defaultGateway = []string{"hermes", "gateway", "run"}
 type runFlags struct {
 	demo         bool
 	stopTimeout  time.Duration
+	maxExtension time.Duration
 	asService    bool
 	logFile      string
 	controlUsers []string
@@ -76,6 +77,7 @@ HERMES_GATEWAY_MAX_STARTS=0 unless the config file's "env" sets them.`,
 	fl.StringVar(&f.logFile, "log-file", "", "log to this file, rotated at 10 MB with 3 kept, instead of stderr (launchd rotates nothing)")
 	fl.StringSliceVar(&f.controlUsers, "control-user", nil, "Windows: a SID that may also use the control pipe (the user who installed the service)")
 	fl.DurationVar(&f.stopTimeout, "stop-timeout", supervisor.DefaultStopTimeout, "how long a stop waits before killing the gateway's process tree")
+	fl.DurationVar(&f.maxExtension, "max-stop-extension", supervisor.DefaultMaxStopExtension, "the most the gateway's EXTEND_TIMEOUT_USEC may add to the stop timeout; 0 honours none")
 	fl.DurationVar(&f.readyTimeout, "ready-timeout", supervisor.DefaultReadyTimeout, "how long a gateway may run without writing gateway.pid before it counts as running")
 	fl.DurationVar(&f.watchdog, "watchdog", 0, "the gateway's sd_notify keep-alive deadline (WATCHDOG_USEC), overriding Hermes' gateway.systemd_watchdog_seconds; 0 turns it off")
 	fl.DurationVar(&f.hangAfter, "hang-after", 0, "take the gateway down when Hermes' state/gateway.heartbeat naming it is older than this (for Windows; 0: off)")
@@ -134,6 +136,7 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 		}
 	}
 	cfg.Policy, cfg.StopTimeout, cfg.ReadyTimeout, cfg.RequestTimeout = f.policy, f.stopTimeout, f.readyTimeout, f.ctlTimeout
+	cfg.MaxStopExtension = f.maxExtension
 	if cfg.Watchdog, cfg.HangAfter, err = hangSettings(fl.Changed("watchdog"), f); err != nil {
 		return err
 	}

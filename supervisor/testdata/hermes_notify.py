@@ -12,6 +12,11 @@ picks a behaviour:
   silent S  never speak the protocol; exit 3 after S seconds
   garbage   malformed and oversized datagrams, then as hermes
   interval  READY, then WATCHDOG_USEC=300000, then no more keep-alives
+  extend-huge  as hermes, but on SIGTERM it says STOPPING=1 and then asks
+            for EXTEND_TIMEOUT_USEC=2^64-1 and 285 years every 20 ms,
+            never exiting
+  extend-once  as hermes, but on SIGTERM one EXTEND_TIMEOUT_USEC=300000,
+            then it blocks without asking again
 """
 import json
 import os
@@ -52,8 +57,21 @@ def write_state(state):
 
 def on_term(*_):
     send(b"STOPPING=1")
+    if MODE == "extend-huge":
+        while True:  # 2^64-1 µs, and 285 years, what the report sent
+            send(b"EXTEND_TIMEOUT_USEC=18446744073709551615")
+            send(b"EXTEND_TIMEOUT_USEC=9000000000000000")
+            time.sleep(0.02)
+    if MODE == "extend-once":
+        send(b"EXTEND_TIMEOUT_USEC=300000")
+        block()
     write_state("stopped")
     sys.exit(0)
+
+
+def block():
+    while True:
+        time.sleep(3600)
 
 
 def ping_forever(count=None, period=None):
@@ -63,11 +81,6 @@ def ping_forever(count=None, period=None):
         time.sleep(period)
         send(b"WATCHDOG=1")
         n += 1
-
-
-def block():
-    while True:
-        time.sleep(3600)
 
 
 signal.signal(signal.SIGTERM, on_term)
