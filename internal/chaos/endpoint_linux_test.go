@@ -271,8 +271,8 @@ func TestControlEndpointUnreachable(t *testing.T) {
 }
 
 // TestControlEndpointSlowloris holds far more idle connections than the
-// endpoint admits and sends nothing on them, reconnecting whenever the
-// supervisor lets one go. Once, 16 of them held every slot and the rest
+// endpoint admits and sends nothing on them (or half a request, with no
+// end of line), reconnecting whenever the supervisor lets one go. Once, 16 of them held every slot and the rest
 // spun on "busy", so `status` got no answer from the endpoint within its
 // 10 s. It must now be answered by the endpoint while the attack runs.
 func TestControlEndpointSlowloris(t *testing.T) {
@@ -287,7 +287,7 @@ func TestControlEndpointSlowloris(t *testing.T) {
 		const attackers = 200
 		var wg sync.WaitGroup
 		holding := make(chan struct{}, attackers)
-		for range attackers {
+		for i := range attackers {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -297,6 +297,11 @@ func TestControlEndpointSlowloris(t *testing.T) {
 					if err != nil {
 						t.Errorf("attacker dial: %v", err)
 						return
+					}
+					if i%2 == 1 {
+						// Half of them trickle the start of a request
+						// that never ends.
+						_, _ = c.Write([]byte(`{"verb":"sta`))
 					}
 					if first {
 						holding <- struct{}{}
@@ -328,7 +333,7 @@ func TestControlEndpointSlowloris(t *testing.T) {
 		survived++
 	}
 	tally.add(count{"7d. control endpoint: slowloris", tried, survived,
-		"200 clients connect, send nothing and reconnect whenever dropped: `status` is answered by the endpoint (not the state file) while they do"})
+		"200 clients connect, send nothing (or half a request) and reconnect whenever dropped: `status` is answered by the endpoint (not the state file) while they do"})
 }
 
 // waitOutput waits up to 30 s for s in p's output.
