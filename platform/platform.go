@@ -62,6 +62,17 @@ func DefaultLockDir(getenv func(string) string) (string, error) {
 	return filepath.Join(home, ".local", "state", "hermes", "gateway-locks"), nil
 }
 
+// ControlAddress returns the address the supervisor of home listens at: a
+// unix socket, or on Windows a named pipe, that depends only on home and
+// the effective user, never on the caller's environment.
+func ControlAddress(home string) string { return controlAddresses(home)[0] }
+
+// ControlAddresses returns every address a supervisor of home may listen
+// at, ControlAddress(home) first, then the ones a different state of the
+// system or an older version would have chosen: a client tries them all
+// before it concludes that no supervisor runs.
+func ControlAddresses(home string) []string { return controlAddresses(home) }
+
 func homeHash(home string) string {
 	if abs, err := filepath.Abs(home); err == nil {
 		home = abs

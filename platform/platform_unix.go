@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -73,24 +74,50 @@ func normalizeHome(h string) string { return h }
 // maxSocketPath stays under sun_path (108 on Linux, 104 on macOS).
 const maxSocketPath = 100
 
-// ControlAddress returns the unix socket of the supervisor of home: in the
-// home, or when that path is too long for a socket, in $XDG_RUNTIME_DIR, or
-// else in a 0700 directory of the user's own in the temp dir. Never a
-// guessable name directly in a shared temp dir, where another user could
-// bind it first.
-func ControlAddress(home string) string {
+// controlAddresses puts the socket in the home while that path fits in
+// sun_path. A longer home gets hermes-supervisor-<hash>.sock in a directory
+// that depends on the effective uid alone, never on the caller's
+// environment: a shell from su, ssh or cron must find the supervisor its
+// service manager started. That directory is /run/user/<uid> when it is
+// the user's own, else /tmp/hermes-supervisor-<uid>, a 0700 directory
+// ListenControl makes (never a guessable name directly in a shared temp
+// dir, where another user could bind it first). Both are listed, since
+// /run/user/<uid> comes and goes with the user's sessions, and so are the
+// places older versions took from $XDG_RUNTIME_DIR and $TMPDIR.
+func controlAddresses(home string) []string {
+	uid := strconv.Itoa(os.Geteuid())
+	var legacy []string
+	if x := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(x) {
+		legacy = append(legacy, x)
+	}
+	legacy = append(legacy, filepath.Join(os.TempDir(), privateDirPrefix+uid))
+	return controlAddressesIn(home, filepath.Join("/run/user", uid), filepath.Join("/tmp", privateDirPrefix+uid), legacy)
+}
+
+// controlAddressesIn is controlAddresses with its directories given: run
+// is the user's runtime directory, used first when it is private to us,
+// tmp the fallback, legacy the directories older versions may have used.
+func controlAddressesIn(home, run, tmp string, legacy []string) []string {
 	p := filepath.Join(home, "hermes-supervisor.sock")
 	if abs, err := filepath.Abs(p); err == nil {
 		p = abs
 	}
 	if len(p) < maxSocketPath {
-		return p
+		return []string{p}
 	}
 	name := "hermes-supervisor-" + homeHash(home) + ".sock"
-	if x := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(x) && len(filepath.Join(x, name)) < maxSocketPath {
-		return filepath.Join(x, name)
+	dirs := []string{tmp, run}
+	if checkPrivateDir(run, false) == nil {
+		dirs = []string{run, tmp}
 	}
-	return filepath.Join(os.TempDir(), privateDirPrefix+strconv.Itoa(os.Geteuid()), name)
+	var addrs []string
+	for _, d := range append(dirs, legacy...) {
+		a := filepath.Join(d, name)
+		if len(a) < maxSocketPath && !slices.Contains(addrs, a) {
+			addrs = append(addrs, a)
+		}
+	}
+	return addrs
 }
 
 // privateDirPrefix names the per-user fallback directory of sockets.

@@ -85,9 +85,10 @@ func userHome(getenv func(string) string) (string, error) {
 // Windows paths are case-insensitive: one home, one pipe.
 func normalizeHome(h string) string { return strings.ToLower(h) }
 
-// ControlAddress returns the named pipe of the supervisor of home.
-func ControlAddress(home string) string {
-	return `\\.\pipe\hermes-supervisor-` + homeHash(home)
+// controlAddresses is the one named pipe of home: a pipe name has no
+// length limit that would send it elsewhere.
+func controlAddresses(home string) []string {
+	return []string{`\\.\pipe\hermes-supervisor-` + homeHash(home)}
 }
 
 // ListenControl listens on the named pipe addr, reachable only by SYSTEM,

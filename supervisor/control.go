@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,17 +37,33 @@ type Response struct {
 }
 
 // Limits of the endpoint: it must survive garbage, oversized requests and
-// floods of clients without growing.
+// floods of clients without growing, and answer its owner throughout.
 const (
 	maxRequest = 4 << 10
+	// maxClients bounds the requests being handled at once.
 	maxClients = 16
+	// maxPending bounds the connections that have not sent their request
+	// yet. A new one past it pushes out the oldest, rather than being
+	// refused: idle clients that came first must not lock out a client
+	// that sends its request at once, as every real one does.
+	maxPending = 32
+)
+
+// The accept loop retries a failed accept (EMFILE, ENFILE, ENOBUFS…)
+// after a pause that doubles from acceptRetryMin to acceptRetryMax, as
+// net/http's Server.Serve does: the endpoint is how a shell reaches the
+// supervisor, and a moment without file descriptors must not end it.
+const (
+	acceptRetryMin = 5 * time.Millisecond
+	acceptRetryMax = time.Second
 )
 
 // DefaultRequestTimeout is how long a control client may take to send its
 // request and read the answer before the endpoint drops it.
 const DefaultRequestTimeout = 5 * time.Second
 
-// busyMessage is the answer to a client past maxClients; Call retries on it.
+// busyMessage is the answer to a client past maxClients, or pushed out
+// past maxPending before its request was read; Call retries on it.
 const busyMessage = "too many clients; try again"
 
 // ErrBusy reports that the endpoint kept refusing a request because too
@@ -63,6 +82,19 @@ type controlServer struct {
 	wg      sync.WaitGroup
 	ctx     context.Context
 	cancel  context.CancelFunc
+
+	mu sync.Mutex
+	// pending holds the connections whose request is not read yet,
+	// oldest first.
+	pending []*pendingConn
+}
+
+// pendingConn is a connection whose request is not read yet.
+type pendingConn struct {
+	conn net.Conn
+	// evicted is set, under the server's mu, when a newer connection
+	// pushed this one out; its request, even if read, is not served.
+	evicted bool
 }
 
 func listenControl(addr string, users []string, timeout time.Duration, log *zap.Logger, h handler) (*controlServer, error) {
@@ -79,35 +111,80 @@ func listenControl(addr string, users []string, timeout time.Duration, log *zap.
 
 func (s *controlServer) serve() {
 	defer s.wg.Done()
+	var delay time.Duration
 	for {
 		conn, err := s.ln.Accept()
 		if err != nil {
-			if !errors.Is(err, net.ErrClosed) {
-				s.log.Warn("control endpoint accept", zap.Error(err))
+			if errors.Is(err, net.ErrClosed) || s.ctx.Err() != nil {
+				return
 			}
-			return
-		}
-		select {
-		case s.slots <- struct{}{}:
-		default:
-			// Refuse rather than queue: a flood must not grow memory.
-			s.reply(conn, Response{Error: busyMessage})
-			conn.Close()
+			if delay == 0 {
+				s.log.Warn("control endpoint cannot accept; retrying", zap.Error(err))
+				delay = acceptRetryMin
+			} else {
+				delay = min(2*delay, acceptRetryMax)
+			}
+			t := time.NewTimer(delay)
+			select {
+			case <-s.ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
 			continue
 		}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			defer func() { <-s.slots }()
-			s.serveConn(conn)
-		}()
+		if delay != 0 {
+			s.log.Info("control endpoint accepts again")
+			delay = 0
+		}
+		s.admit(conn)
 	}
 }
 
-func (s *controlServer) serveConn(conn net.Conn) {
+// admit starts serving conn, pushing out the oldest connection that has
+// not sent its request when maxPending of them wait.
+func (s *controlServer) admit(conn net.Conn) {
+	pc := &pendingConn{conn: conn}
+	s.mu.Lock()
+	if len(s.pending) >= maxPending {
+		old := s.pending[0]
+		s.pending = slices.Delete(s.pending, 0, 1)
+		old.evicted = true
+		// Wakes its reader, which answers busy and closes it.
+		_ = old.conn.SetReadDeadline(time.Now())
+	}
+	s.pending = append(s.pending, pc)
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.serveConn(pc)
+	}()
+}
+
+// readDone takes pc out of the pending set and reports whether it was
+// evicted first.
+func (s *controlServer) readDone(pc *pendingConn) (evicted bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if pc.evicted {
+		return true
+	}
+	if i := slices.Index(s.pending, pc); i >= 0 {
+		s.pending = slices.Delete(s.pending, i, i+1)
+	}
+	return false
+}
+
+func (s *controlServer) serveConn(pc *pendingConn) {
+	conn := pc.conn
 	defer conn.Close()
 	_ = conn.SetReadDeadline(time.Now().Add(s.timeout))
 	line, err := bufio.NewReaderSize(io.LimitReader(conn, maxRequest+1), maxRequest+1).ReadSlice('\n')
+	if s.readDone(pc) {
+		s.reply(conn, Response{Error: busyMessage})
+		return
+	}
 	if err != nil && !(errors.Is(err, io.EOF) && len(line) > 0) {
 		if errors.Is(err, bufio.ErrBufferFull) || len(line) > maxRequest {
 			s.reply(conn, Response{Error: fmt.Sprintf("request larger than %d bytes", maxRequest)})
@@ -117,6 +194,14 @@ func (s *controlServer) serveConn(conn net.Conn) {
 	var req Request
 	if err := json.Unmarshal(line, &req); err != nil {
 		s.reply(conn, Response{Error: "request is not a JSON object: " + err.Error()})
+		return
+	}
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	default:
+		// Refuse rather than queue: a flood must not grow memory.
+		s.reply(conn, Response{Error: busyMessage})
 		return
 	}
 	_ = conn.SetReadDeadline(time.Time{})
@@ -157,6 +242,37 @@ func Call(ctx context.Context, addr, verb string) (Response, error) {
 		case <-t.C:
 		}
 	}
+}
+
+// CallHome sends verb to the supervisor of home, trying each address it
+// may listen at (platform.ControlAddresses) until one of ours answers. An
+// endpoint that is there but does not answer in time ends the search, as
+// does any error but these, which only move on to the next address: none
+// listening (platform.ErrNoEndpoint, returned once every address said so,
+// naming them all), another user's socket (platform.ErrForeignPeer) and
+// permission denied (os.ErrPermission), one of which is returned if no
+// address answered.
+func CallHome(ctx context.Context, home, verb string) (Response, error) {
+	addrs := platform.ControlAddresses(home)
+	var refused error
+	for _, a := range addrs {
+		resp, err := Call(ctx, a, verb)
+		switch {
+		case err == nil:
+			return resp, nil
+		case errors.Is(err, platform.ErrForeignPeer), errors.Is(err, os.ErrPermission):
+			if refused == nil {
+				refused = err
+			}
+		case errors.Is(err, platform.ErrNoEndpoint):
+		default:
+			return Response{}, err
+		}
+	}
+	if refused != nil {
+		return Response{}, refused
+	}
+	return Response{}, fmt.Errorf("dial %s: %w", strings.Join(addrs, ", "), platform.ErrNoEndpoint)
 }
 
 func call(ctx context.Context, addr, verb string) (Response, error) {

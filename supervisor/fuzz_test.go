@@ -86,7 +86,7 @@ func FuzzControlRequest(f *testing.F) {
 	defer ln.Close()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var got []string
-		s := &controlServer{log: zap.NewNop(), ctx: context.Background(),
+		s := &controlServer{log: zap.NewNop(), ctx: context.Background(), slots: make(chan struct{}, maxClients), timeout: 5 * time.Second,
 			handle: func(_ context.Context, verb string) Response {
 				got = append(got, verb)
 				return Response{OK: true}
@@ -100,7 +100,7 @@ func FuzzControlRequest(f *testing.F) {
 			t.Fatal(err)
 		}
 		done := make(chan struct{})
-		go func() { s.serveConn(server); close(done) }()
+		go func() { s.serveConn(&pendingConn{conn: server}); close(done) }()
 		go func() {
 			_, _ = client.Write(data)
 			_ = client.(*net.TCPConn).CloseWrite()

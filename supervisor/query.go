@@ -38,18 +38,17 @@ func QueryStatus(ctx context.Context, layout lockstore.Layout) (*Status, error) 
 	case err == nil && !fi.IsDir():
 		return nil, fmt.Errorf("%s is a file: %w: pass --home a directory", layout.Home, ErrHomeNotDir)
 	}
-	resp, err := Call(ctx, platform.ControlAddress(layout.Home), "status")
+	callCtx, cancel := answerContext(ctx)
+	resp, err := CallHome(callCtx, layout.Home, "status")
+	cancel()
 	if err == nil {
 		if resp.Status == nil {
 			return nil, fmt.Errorf("supervisor answered without a status: %s", resp.Error)
 		}
 		return resp.Status, nil
 	}
-	// A socket served by another user is not our supervisor's answer:
-	// the state file may still say what ours last did.
-	if !errors.Is(err, platform.ErrNoEndpoint) && !errors.Is(err, os.ErrPermission) && !errors.Is(err, ErrBusy) && !errors.Is(err, platform.ErrForeignPeer) {
-		return nil, fmt.Errorf("ask the supervisor: %w", err)
-	}
+	// No answer, for whatever reason, is no verdict: the state file may
+	// still say what the supervisor last did, and whether it lives.
 	prober := procstate.NewProber(procstate.Options{StartTolerance: -1})
 	st, ferr := ReadStatusFile(layout.SupervisorState())
 	switch {
@@ -61,7 +60,7 @@ func QueryStatus(ctx context.Context, layout lockstore.Layout) (*Status, error) 
 	default:
 		self := procstate.Identity{PID: st.Supervisor.PID, StartTime: st.Supervisor.StartTime, Argv: st.Supervisor.Argv}
 		argvEqual := func(argv []string) bool { return slices.Equal(argv, self.Argv) }
-		if errors.Is(err, platform.ErrNoEndpoint) || prober.Judge(ctx, self, argvEqual).Verdict.Stale() {
+		if prober.Judge(ctx, self, argvEqual).Verdict.Stale() {
 			last := fmt.Sprintf("the last one, pid %d, was %s: %s", st.Supervisor.PID, st.State, st.Reason)
 			if st.Up() {
 				last = fmt.Sprintf("the last one, pid %d, was killed while %s", st.Supervisor.PID, st.State)
@@ -75,6 +74,12 @@ func QueryStatus(ctx context.Context, layout lockstore.Layout) (*Status, error) 
 					"the next `hermes-supervisor run` (or the service manager, if one is installed) stops it and starts its own", orphan.PID)
 				return st, nil
 			}
+		} else {
+			note := fmt.Sprintf("as its state file says: supervisor pid %d runs, but %s", st.Supervisor.PID, noAnswer(err))
+			if st.Reason != "" {
+				note += "; " + st.Reason
+			}
+			st.Reason = note
 		}
 	}
 	if !st.Up() {
@@ -119,4 +124,32 @@ func ownerNote(ctx context.Context, prober *procstate.Prober, layout lockstore.L
 		return fmt.Sprintf("; %s names pid %d, which is gone: `hermes-supervisor sweep` clears it", layout.PIDFile(), rec.PID)
 	}
 	return fmt.Sprintf("; a gateway not run by hermes-supervisor (pid %d) holds this home: stop it with `hermes gateway stop`, then start `hermes-supervisor run`", rec.PID)
+}
+
+// answerContext is the part of ctx a status query gives the endpoint: a
+// quarter of what is left, at most 2 s, stays for reading the state file
+// when the endpoint does not answer.
+func answerContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithDeadline(ctx, dl.Add(-min(time.Until(dl)/4, 2*time.Second)))
+}
+
+// noAnswer says in a few words why the endpoint gave no answer.
+func noAnswer(err error) string {
+	switch {
+	case errors.Is(err, platform.ErrNoEndpoint):
+		return "nothing answers at its control endpoint (" + err.Error() + ")"
+	case errors.Is(err, ErrBusy):
+		return "its control endpoint stayed busy with other clients"
+	case errors.Is(err, platform.ErrForeignPeer):
+		return "another user's process holds its control endpoint"
+	case errors.Is(err, os.ErrPermission):
+		return "its control endpoint is not this user's to ask"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "its control endpoint did not answer in time"
+	}
+	return "asking its control endpoint failed: " + err.Error()
 }

@@ -131,9 +131,12 @@ func control(cmd *cobra.Command, g *globals, verb string, timeout time.Duration,
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 	defer cancel()
-	resp, err := supervisor.Call(ctx, platform.ControlAddress(layout.Home), verb)
+	resp, err := supervisor.CallHome(ctx, layout.Home, verb)
 	switch {
 	case errors.Is(err, platform.ErrNoEndpoint):
+		if err := unreachable(cmd.Context(), layout, verb, err); err != nil {
+			return err
+		}
 		return notRunning(err)
 	case errors.Is(err, os.ErrPermission):
 		return fmt.Errorf("%s: permission denied on the control endpoint: run as the user the supervisor runs as", verb)
@@ -149,6 +152,21 @@ func control(cmd *cobra.Command, g *globals, verb string, timeout time.Duration,
 		return unkilled(verb, resp.Status)
 	}
 	return nil
+}
+
+// unreachable refuses to call a supervisor gone that no endpoint answered
+// for while the state file it keeps names it alive (a supervisor of a
+// version that listens elsewhere, or whose socket was removed): "not
+// running" would be a lie that scripts act on.
+func unreachable(ctx context.Context, layout lockstore.Layout, verb string, callErr error) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	st, err := supervisor.QueryStatus(ctx, layout)
+	if err != nil || st.Source != "state-file" || !st.Up() {
+		return nil
+	}
+	return fmt.Errorf("%s: %w, yet the supervisor of this home, pid %d, runs: stop it through the service manager that started it, "+
+		"or end that process (SIGTERM stops it cleanly)", verb, callErr, st.Supervisor.PID)
 }
 
 // stillRunning explains a stop or restart that did not finish within the

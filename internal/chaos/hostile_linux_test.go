@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	mrand "math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -400,26 +401,36 @@ func TestHostile(t *testing.T) {
 			}
 		}},
 		{"squatted control socket in the fallback directory", true, func(t *testing.T, h *home) {
-			// A home long enough that its socket falls back to the temp dir.
+			// A home long enough that its socket falls back to
+			// /tmp/hermes-supervisor-<uid>, a path that depends on the
+			// uid alone: the supervisor runs as a uid of this try's own,
+			// so that squatting its directory touches nobody else's.
+			uid := uint32(3_000_000_000 + mrand.N(1_000_000_000))
 			long := filepath.Join(h.dir, strings.Repeat("h", 100))
 			if err := os.Mkdir(long, 0o700); err != nil {
 				t.Fatal(err)
 			}
+			for _, d := range []string{long, h.LockDir} {
+				if err := os.Chown(d, int(uid), int(uid)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, d := range []string{filepath.Dir(bin), filepath.Dir(h.dir), h.dir} {
+				if err := os.Chmod(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
 			h.Home = long
-			tmp := testdir.Open(t)
-			h.extraEnv = []string{"TMPDIR=" + tmp, "XDG_RUNTIME_DIR="}
-			squat := filepath.Join(tmp, "hermes-supervisor-0")
+			h.cred = &syscall.Credential{Uid: uid, Gid: uid}
+			squat := filepath.Join("/tmp", "hermes-supervisor-"+strconv.FormatUint(uint64(uid), 10))
 			if err := os.Mkdir(squat, 0o777); err != nil {
 				t.Fatal(err)
 			}
+			t.Cleanup(func() { _ = os.RemoveAll(squat) })
 			_ = os.Chmod(squat, 0o777)
 			_ = os.Chown(squat, 65534, 65534)
-			t.Setenv("TMPDIR", tmp)
-			t.Setenv("XDG_RUNTIME_DIR", "")
-			addr := platform.ControlAddress(long)
-			if filepath.Dir(addr) != squat {
-				t.Fatalf("socket %s is not in %s", addr, squat)
-			}
+			// The socket's name depends on the home alone.
+			addr := filepath.Join(squat, filepath.Base(platform.ControlAddress(long)))
 			sq := exec.Command(testdir.OpenCopy(t, "chaos.test"))
 			sq.Env = append(os.Environ(), squatEnv+"="+addr)
 			sq.SysProcAttr = &syscall.SysProcAttr{Credential: nobodyCred}
@@ -437,6 +448,9 @@ func TestHostile(t *testing.T) {
 			}
 			if o, _ := h.exec("status"); strings.Contains(o, "squatter") {
 				t.Fatalf("status took the squatter's answer:\n%s", o)
+			}
+			if o, _ := h.exec("stop"); strings.Contains(o, "squatter") || strings.Contains(o, "stop: running") {
+				t.Fatalf("stop took the squatter's answer:\n%s", o)
 			}
 		}},
 		{"home full, then read-only, under a running supervisor", false, func(t *testing.T, h *home) {
