@@ -296,7 +296,7 @@ func checkPlist(t *testing.T, c Config, data []byte, python bool) {
 	if _, err := plist.Unmarshal(data, &a); err != nil {
 		t.Fatalf("plist does not parse: %v", err)
 	}
-	wantArgs := append(runArgs(c), "--log-file", filepath.Join(Launchd{}.LogDir(c), "hermes-supervisor.log"))
+	wantArgs := append(runArgs(agentTimeouts(c)), "--log-file", filepath.Join(Launchd{}.LogDir(c), "hermes-supervisor.log"))
 	if !slices.Equal(a.ProgramArguments, wantArgs) {
 		t.Errorf("ProgramArguments %q, want %q", a.ProgramArguments, wantArgs)
 	}

@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"howett.net/plist"
 )
 
 // Launchd drives launchd: a LaunchAgent for the user (gui/<uid>), or a
@@ -44,25 +47,18 @@ func (Launchd) LogDir(c Config) string {
 	return filepath.Join(c.UserHome, "Library", "Logs", "hermes-supervisor")
 }
 
-func (Launchd) domain(c Config) string {
-	if c.System {
-		return "system"
-	}
-	return "gui/" + strconv.Itoa(c.UID)
-}
-
-func (l Launchd) target(c Config, label string) string { return l.domain(c) + "/" + label }
-
 // Plist renders the definition. KeepAlive restarts the supervisor when it
 // exits with an error but not after `hermes-supervisor stop` (exit 0);
 // ExitTimeOut outlasts the supervisor's own stop timeout before launchd
-// sends SIGKILL. It refuses a value no plist may hold (checkValues): XML
-// 1.0 cannot carry most control characters at all, and an encoder would
-// silently write another value in their place.
+// sends SIGKILL (for a user agent both fit launchd's limit, agentExitLimit).
+// It refuses a value no plist may hold (checkValues): XML 1.0 cannot carry
+// most control characters at all, and an encoder would silently write
+// another value in their place.
 func (l Launchd) Plist(c Config) ([]byte, error) {
 	if err := c.checkValues(); err != nil {
 		return nil, err
 	}
+	c = agentTimeouts(c)
 	var b strings.Builder
 	b.WriteString(xml.Header)
 	b.WriteString(`<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">` + "\n")
@@ -73,6 +69,8 @@ func (l Launchd) Plist(c Config) ([]byte, error) {
 	str("\t", Label)
 	key("ProgramArguments")
 	b.WriteString("\t<array>\n")
+	// The gateway's command is not pinned here: `run` chooses it (and the
+	// flags Hermes' updater looks for), as under every other manager.
 	args := runArgs(c)
 	if c.System || c.UserHome != "" {
 		// launchd never rotates StandardOutPath: the supervisor writes
@@ -84,6 +82,12 @@ func (l Launchd) Plist(c Config) ([]byte, error) {
 		str("\t\t", a)
 	}
 	b.WriteString("\t</array>\n")
+	if c.Home != "" {
+		// launchd starts a job in /, Hermes pins its home; a relative
+		// path in the gateway's config then means the same under both.
+		key("WorkingDirectory")
+		str("\t", c.Home)
+	}
 	if c.Home != "" || c.Path != "" {
 		key("EnvironmentVariables")
 		b.WriteString("\t<dict>\n")
@@ -97,14 +101,33 @@ func (l Launchd) Plist(c Config) ([]byte, error) {
 		}
 		b.WriteString("\t</dict>\n")
 	}
+	if !c.System {
+		// Aqua is a GUI login; Background is user/<uid>, where install
+		// loads the agent over SSH or with nobody logged in at the Mac,
+		// as Hermes does. Without Background, bootstrap there refuses it.
+		key("LimitLoadToSessionType")
+		b.WriteString("\t<array>\n\t\t<string>Aqua</string>\n\t\t<string>Background</string>\n\t</array>\n")
+	}
 	key("RunAtLoad")
 	b.WriteString("\t<true/>\n")
 	key("KeepAlive")
 	b.WriteString("\t<dict>\n\t\t<key>SuccessfulExit</key>\n\t\t<false/>\n\t</dict>\n")
+	// launchd restarts the supervisor, never the gateway: the supervisor's
+	// own backoff and crash-loop `failed` state (which keeps it running)
+	// pace the gateway. Hermes' 30 s guards a crash-looping gateway that
+	// launchd restarts itself; here launchd restarts only a supervisor
+	// that exits with an error (a lock held elsewhere, a broken config),
+	// after 5 s (launchd's default is 10 s; our systemd unit waits 1 s).
 	key("ThrottleInterval")
-	b.WriteString("\t<integer>5</integer>\n")
+	fmt.Fprintf(&b, "\t<integer>%d</integer>\n", int(agentThrottle.Seconds()))
 	key("ExitTimeOut")
-	fmt.Fprintf(&b, "\t<integer>%d</integer>\n", int((c.StopTimeout+stopGrace).Seconds()+0.999))
+	fmt.Fprintf(&b, "\t<integer>%d</integer>\n", exitTimeOut(c))
+	// launchd's default soft limit on open files is 256, which a gateway
+	// with many platform connections exhausts (EMFILE); Hermes' plist sets
+	// its runtime.nofile_soft_limit default. Go raises the supervisor's own
+	// limit but restores this one for the gateway it starts.
+	key("SoftResourceLimits")
+	fmt.Fprintf(&b, "\t<dict>\n\t\t<key>NumberOfFiles</key>\n\t\t<integer>%d</integer>\n\t</dict>\n", agentNoFile)
 	// No ProcessType: Background throttles the supervisor and, inherited,
 	// the gateway (CPU, I/O, timers, sockets); Hermes' own plist has none.
 	if c.System && c.User != "" && c.User != "root" {
@@ -123,62 +146,206 @@ func (l Launchd) Plist(c Config) ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
+// agentThrottle is the plist's ThrottleInterval (see Plist).
+const agentThrottle = 5 * time.Second
+
+// agentNoFile is the plist's soft limit on open files: Hermes' default
+// runtime.nofile_soft_limit.
+const agentNoFile = 4096
+
+// agentExitLimit is the longest ExitTimeOut launchd honours for a user
+// agent (Hermes documents the clamp): a longer one is cut to it, and the
+// supervisor would be killed before its own stop timeout ran out.
+const agentExitLimit = 60 * time.Second
+
+// agentTimeouts fits a user agent's stop timeout under agentExitLimit,
+// keeping stopGrace for the supervisor to take the gateway's tree down.
+func agentTimeouts(c Config) Config {
+	if !c.System && c.StopTimeout+stopGrace > agentExitLimit {
+		c.StopTimeout = agentExitLimit - stopGrace
+	}
+	return c
+}
+
+// exitTimeOut is the plist's ExitTimeOut in seconds for c (after
+// agentTimeouts).
+func exitTimeOut(c Config) int {
+	return int((c.StopTimeout + stopGrace).Seconds() + 0.999)
+}
+
 func xmlEscape(s string) string {
 	var b strings.Builder
 	_ = xml.EscapeText(&b, []byte(s))
 	return b.String()
 }
 
-// hermesAgents finds Hermes' own gateway agents next to where ours goes.
-func (l Launchd) hermesAgents(c Config) []string {
-	return globSorted(l.Glob, filepath.Join(launchdDir(c), "ai.hermes.gateway*.plist"))
+// planTimeout bounds the launchctl queries a plan is built from (which
+// domain a job lives in, where the user has a session).
+const planTimeout = 10 * time.Second
+
+// hermesAgentDir is a directory Hermes' gateway agents may be in, and the
+// launchd domains they load into there.
+type hermesAgentDir struct {
+	dir     string
+	domains []string // the first one is where `disable` must succeed
+}
+
+// hermesAgentDirs lists where Hermes' own agents for this home can be: the
+// user's LaunchAgents, loaded into gui/<uid> or user/<uid>; and for a
+// system install also the machine's LaunchDaemons and the invoking user's
+// own LaunchAgents (under sudo c.UID and c.UserHome are that user's): a
+// Hermes agent of the home left running there would restart the gateway
+// against ours.
+func (l Launchd) hermesAgentDirs(ctx context.Context, c Config) []hermesAgentDir {
+	user := func() hermesAgentDir {
+		primary, other := l.sessionDomains(ctx, c.UID)
+		return hermesAgentDir{dir: filepath.Join(c.UserHome, "Library", "LaunchAgents"), domains: []string{primary, other}}
+	}
+	if !c.System {
+		return []hermesAgentDir{user()}
+	}
+	dirs := []hermesAgentDir{{dir: launchdDir(c), domains: []string{"system"}}}
+	if c.UID != 0 && c.UserHome != "" {
+		dirs = append(dirs, user())
+	}
+	return dirs
+}
+
+// sessionDomains returns the user's launchd domains, the one that exists
+// first: gui/<uid> with a GUI login, else user/<uid> (SSH, nobody logged
+// in at the Mac).
+func (l Launchd) sessionDomains(ctx context.Context, uid int) (primary, other string) {
+	gui, user := "gui/"+strconv.Itoa(uid), "user/"+strconv.Itoa(uid)
+	if _, err := l.output(ctx, []string{"launchctl", "print", gui}); err == nil {
+		return gui, user
+	}
+	return user, gui
+}
+
+// canonicalHome is p with its symlinks resolved when it resolves: Hermes
+// writes the resolved path of its home into its plist, so a ~/.hermes that
+// is a symlink must be compared by where it leads.
+func canonicalHome(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
+// ErrNoGUISession reports a user agent installed where launchd has no
+// domain of the user's at all, neither gui/<uid> nor user/<uid>.
+var ErrNoGUISession = errors.New("no launchd session for the user agent")
+
+// agentDomain is the domain install loads our agent into: system; else
+// gui/<uid> when the user has a GUI login, else user/<uid> (over SSH, or
+// with nobody logged in at the Mac), as Hermes does.
+func (l Launchd) agentDomain(ctx context.Context, c Config) (string, error) {
+	if c.System {
+		return "system", nil
+	}
+	primary, _ := l.sessionDomains(ctx, c.UID)
+	if strings.HasPrefix(primary, "user/") {
+		if _, err := l.output(ctx, []string{"launchctl", "print", primary}); err != nil {
+			return "", fmt.Errorf("%w: launchd has neither gui/%d nor %s (%v): install with --system, which runs the supervisor as a LaunchDaemon as you, or log in at the Mac first",
+				ErrNoGUISession, c.UID, primary, err)
+		}
+	}
+	return primary, nil
+}
+
+// loadedDomain is the domain our job is loaded in: gui/<uid> or user/<uid>,
+// whichever has it, else the one install would choose.
+func (l Launchd) loadedDomain(ctx context.Context, c Config) string {
+	if c.System {
+		return "system"
+	}
+	primary, other := l.sessionDomains(ctx, c.UID)
+	for _, d := range []string{primary, other} {
+		if _, err := l.output(ctx, []string{"launchctl", "print", d + "/" + Label}); err == nil {
+			return d
+		}
+	}
+	return primary
 }
 
 // Install writes the plist and loads it with `launchctl bootstrap` (not the
-// legacy `load`), first unloading an older copy of ours.
+// legacy `load`), first unloading an older copy of ours: it waits for that
+// copy's stop as long as launchd lets it take (its ExitTimeOut), and loads
+// the older definition back should the new one not load.
 func (l Launchd) Install(c Config, migrate bool) (Plan, error) {
 	if err := c.validateInstall(true); err != nil {
 		return Plan{}, err
-	}
-	var p Plan
-	ours, others := ownedDefinitions(l.hermesAgents(c), c.Home, nil, func(b []byte) (string, bool) {
-		return agentHome(b, filepath.Join(c.UserHome, ".hermes"))
-	})
-	for _, f := range others {
-		p.Notes = append(p.Notes, fmt.Sprintf("Hermes' own agent %s runs the gateway of another Hermes home (or cannot be read): left alone", strings.TrimSuffix(filepath.Base(f), ".plist")))
-	}
-	for _, f := range ours {
-		label := strings.TrimSuffix(filepath.Base(f), ".plist")
-		if migrate {
-			p.Notes = append(p.Notes, fmt.Sprintf("unloading and disabling Hermes' own agent %s: hermes-supervisor now restarts the gateway", label))
-			p.try("launchctl", "bootout", l.target(c, label))
-			p.run("launchctl", "disable", l.target(c, label))
-			continue
-		}
-		p.Notes = append(p.Notes, fmt.Sprintf("Hermes' own agent %s also restarts the gateway of this home; two supervisors would fight over it: rerun with --migrate to unload and disable it", label))
-	}
-	if !c.System {
-		p.do("check that the GUI domain "+l.domain(c)+" exists (a user agent needs a logged-in session)", func(ctx context.Context) error {
-			return l.guiDomain(ctx, c)
-		})
 	}
 	data, err := l.Plist(c)
 	if err != nil {
 		return Plan{}, err
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), planTimeout)
+	defer cancel()
+	dom, err := l.agentDomain(ctx, c)
+	if err != nil {
+		return Plan{}, err
+	}
+	var p Plan
+	for _, d := range l.hermesAgentDirs(ctx, c) {
+		l.migrateAgents(&p, c, d, migrate)
+	}
+	if strings.HasPrefix(dom, "user/") {
+		p.Notes = append(p.Notes, fmt.Sprintf("no GUI login for uid %d (SSH, or nobody logged in at the Mac): the agent is loaded into %s, the user's background session, as Hermes does", c.UID, dom))
+	}
+	if !c.System {
+		if a := agentTimeouts(c); a.StopTimeout != c.StopTimeout {
+			p.Notes = append(p.Notes, fmt.Sprintf("launchd gives a user agent at most %v to exit: the agent's stop timeout is %v, not %v (--system has no such limit)", agentExitLimit, a.StopTimeout, c.StopTimeout))
+		}
+		p.Notes = append(p.Notes, "macOS 15 and later: a user agent's gateway needs Local Network access; LAN connections failing with EHOSTUNREACH (No route to host) mean it has none: install with --system, which is exempt (README, macOS)")
+	}
 	p.noteOrigins(c)
+	path := l.PlistPath(c)
+	// What is loaded now, to load back should the new definition fail:
+	// ours, read as every definition is (readDefinition).
+	old, _ := readDefinition(path)
+	gone := max(plistExitTimeOut(old), time.Duration(exitTimeOut(agentTimeouts(c)))*time.Second) + goneMargin
+	target := dom + "/" + Label
 	p.Steps = append(p.Steps, Step{Run: []string{"mkdir", "-p", l.LogDir(c)}})
-	p.write(l.PlistPath(c), 0o644, data)
-	p.try("launchctl", "bootout", l.target(c, Label))
-	p.do("wait until `launchctl print "+l.target(c, Label)+"` shows the old job gone", func(ctx context.Context) error {
-		return l.waitGone(ctx, c)
+	p.write(path, 0o644, data)
+	p.run("launchctl", "enable", target)
+	p.try("launchctl", "bootout", target)
+	p.do(fmt.Sprintf("wait up to %v until `launchctl print %s` shows the old job gone, then %s (retried on errors 5 and 37); should it fail, load the old definition back",
+		gone, target, Join([]string{"launchctl", "bootstrap", dom, path})), func(ctx context.Context) error {
+		return l.load(ctx, dom, path, old, gone)
 	})
-	p.run("launchctl", "enable", l.target(c, Label))
-	p.do(Join([]string{"launchctl", "bootstrap", l.domain(c), l.PlistPath(c)})+" (retried on errors 5 and 37)", func(ctx context.Context) error {
-		return l.bootstrap(ctx, c)
-	})
-	l.waitRunning(&p, c)
+	l.waitRunning(&p, c, target)
 	return p, nil
+}
+
+// migrateAgents warns about, or with migrate unloads and disables, Hermes'
+// own agents in d that serve c.Home.
+func (l Launchd) migrateAgents(p *Plan, c Config, d hermesAgentDir, migrate bool) {
+	home := canonicalHome(c.Home)
+	found := globSorted(l.Glob, filepath.Join(d.dir, "ai.hermes.gateway*.plist"))
+	ours, others := ownedDefinitions(found, home, nil, func(b []byte) (string, bool) {
+		h, ok := agentHome(b, filepath.Join(c.UserHome, ".hermes"))
+		return canonicalHome(h), ok
+	})
+	for _, f := range others {
+		p.Notes = append(p.Notes, fmt.Sprintf("Hermes' own agent %s runs the gateway of another Hermes home (or cannot be read): left alone", f))
+	}
+	for _, f := range ours {
+		label := strings.TrimSuffix(filepath.Base(f), ".plist")
+		if !migrate {
+			p.Notes = append(p.Notes, fmt.Sprintf("Hermes' own agent %s (%s) also restarts the gateway of this home; two supervisors would fight over it: rerun with --migrate to unload and disable it", label, f))
+			continue
+		}
+		p.Notes = append(p.Notes, fmt.Sprintf("unloading and disabling Hermes' own agent %s (%s): hermes-supervisor now restarts the gateway", label, f))
+		for _, dom := range d.domains {
+			p.try("launchctl", "bootout", dom+"/"+label)
+		}
+		// Disabled is what keeps it from loading at the next login.
+		p.run("launchctl", "disable", d.domains[0]+"/"+label)
+		for _, dom := range d.domains[1:] {
+			p.try("launchctl", "disable", dom+"/"+label)
+		}
+	}
 }
 
 // Uninstall unloads the agent and removes its plist; the logs stay.
@@ -186,30 +353,103 @@ func (l Launchd) Uninstall(c Config) (Plan, error) {
 	if err := c.Validate(true); err != nil {
 		return Plan{}, err
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), planTimeout)
+	defer cancel()
 	var p Plan
-	p.try("launchctl", "bootout", l.target(c, Label))
+	p.try("launchctl", "bootout", l.loadedDomain(ctx, c)+"/"+Label)
 	p.remove(l.PlistPath(c))
 	return p, nil
 }
 
 // Control starts, stops or restarts the loaded agent.
 func (l Launchd) Control(c Config, verb string) (Plan, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), planTimeout)
+	defer cancel()
+	target := l.loadedDomain(ctx, c) + "/" + Label
 	var p Plan
 	switch verb {
 	case "start":
-		p.run("launchctl", "kickstart", l.target(c, Label))
-		l.waitRunning(&p, c)
+		p.run("launchctl", "kickstart", target)
+		l.waitRunning(&p, c, target)
 	case "restart":
-		p.run("launchctl", "kickstart", "-k", l.target(c, Label))
-		l.waitRunning(&p, c)
+		p.run("launchctl", "kickstart", "-k", target)
+		l.waitRunning(&p, c, target)
 	case "stop":
 		// SIGTERM: the supervisor stops the gateway and exits 0, which
-		// KeepAlive (SuccessfulExit=false) leaves stopped.
-		p.run("launchctl", "kill", "SIGTERM", l.target(c, Label))
+		// KeepAlive (SuccessfulExit=false) leaves stopped. launchctl kill
+		// returns at once; stop returns once the supervisor has exited,
+		// as systemctl stop and the SCM's stop do.
+		bound := l.stopBound(c)
+		var pid string
+		p.do("note the pid of "+target, func(ctx context.Context) error {
+			if a, err := l.state(ctx, target); err == nil && a.State == "running" {
+				pid = a.PID
+			}
+			return nil
+		})
+		p.run("launchctl", "kill", "SIGTERM", target)
+		p.do(fmt.Sprintf("wait up to %v until that supervisor has exited", bound), func(ctx context.Context) error {
+			return l.waitStopped(ctx, c, target, pid, bound)
+		})
 	default:
 		return p, fmt.Errorf("service: unknown action %q: use start, stop or restart", verb)
 	}
 	return p, nil
+}
+
+// stopBound is how long stop waits for the supervisor to exit: the
+// installed plist's ExitTimeOut (its stop timeout and grace), else ours.
+func (l Launchd) stopBound(c Config) time.Duration {
+	data, _ := readDefinition(l.PlistPath(c))
+	if d := plistExitTimeOut(data); d > 0 {
+		return d
+	}
+	return time.Duration(exitTimeOut(agentTimeouts(c))) * time.Second
+}
+
+// waitStopped waits until the supervisor launchd ran as pid has exited. One
+// that exits with an error (which launchd restarts) or outlasts bound
+// fails the stop, saying so.
+func (l Launchd) waitStopped(ctx context.Context, c Config, target, pid string, bound time.Duration) error {
+	if pid == "" {
+		return nil // it was not running
+	}
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	var now agentState
+	err := poll(ctx, 200*time.Millisecond, func() (bool, error) {
+		var err error
+		if now, err = l.state(ctx, target); err != nil {
+			return true, nil // unloaded: gone
+		}
+		switch {
+		case now.State == "running" && now.PID == pid:
+			return false, nil
+		case now.LastExit != "" && now.LastExit != "0":
+			return false, l.notRunning(c, now, " after SIGTERM, so launchd restarts it (it stops only after exit 0)")
+		case now.State == "running":
+			return false, fmt.Errorf("%s: the supervisor (pid %s) exited and launchd started another (pid %s): run `hermes-supervisor stop` again", target, pid, now.PID)
+		}
+		return true, nil
+	})
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("%s: the supervisor (pid %s) is still stopping after %v: `hermes-supervisor status` shows what it waits for", target, pid, bound)
+	}
+	return err
+}
+
+// plistExitTimeOut reads the ExitTimeOut of a plist; 0 when there is none.
+func plistExitTimeOut(data []byte) time.Duration {
+	var p struct {
+		ExitTimeOut int `plist:"ExitTimeOut"`
+	}
+	if data == nil {
+		return 0
+	}
+	if _, err := plist.Unmarshal(data, &p); err != nil || p.ExitTimeOut <= 0 {
+		return 0
+	}
+	return time.Duration(min(p.ExitTimeOut, 3600)) * time.Second
 }
 
 var plistHome = regexp.MustCompile(`<key>HERMES_HOME</key>\s*<string>([^<]*)</string>`)
@@ -229,15 +469,9 @@ type agentState struct {
 	State, PID, LastExit string
 }
 
-func (l Launchd) state(ctx context.Context, c Config) (agentState, error) {
-	argv := []string{"launchctl", "print", l.target(c, Label)}
-	var out []byte
-	var err error
-	if l.Output != nil {
-		out, err = l.Output(ctx, argv)
-	} else {
-		out, err = exec.CommandContext(ctx, argv[0], argv[1:]...).Output()
-	}
+func (l Launchd) state(ctx context.Context, target string) (agentState, error) {
+	argv := []string{"launchctl", "print", target}
+	out, err := l.output(ctx, argv)
 	if err != nil {
 		return agentState{}, fmt.Errorf("%s: %w", Join(argv), err)
 	}
@@ -264,7 +498,7 @@ func (l Launchd) state(ctx context.Context, c Config) (agentState, error) {
 // supervisor is asked (c.Ready); without that question, "running with the
 // same pid a second later" stands for it. A supervisor that exits with an
 // error ends the wait at once with its last log lines.
-func (l Launchd) waitRunning(p *Plan, c Config) {
+func (l Launchd) waitRunning(p *Plan, c Config, target string) {
 	p.wait(c, Label+" is running and its gateway ready", func(ctx context.Context) error {
 		var now agentState
 		var since time.Time
@@ -272,7 +506,7 @@ func (l Launchd) waitRunning(p *Plan, c Config) {
 		var notReady error
 		err := poll(ctx, 200*time.Millisecond, func() (bool, error) {
 			var err error
-			if now, err = l.state(ctx, c); err != nil {
+			if now, err = l.state(ctx, target); err != nil {
 				return false, nil
 			}
 			switch {
@@ -322,37 +556,54 @@ func (l Launchd) output(ctx context.Context, argv []string) ([]byte, error) {
 	return exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
 }
 
-// ErrNoGUISession reports a user agent installed where the user has no
-// GUI session (SSH, a headless Mac): launchd has no gui/<uid> domain.
-var ErrNoGUISession = errors.New("no GUI session for the user agent")
+// goneMargin is how much longer than the old job's ExitTimeOut install
+// waits for it to leave launchd: by then launchd has killed it, and only
+// its teardown is left.
+const goneMargin = 10 * time.Second
 
-// guiDomain checks that gui/<uid> exists: over SSH or on a headless Mac
-// it does not, bootstrap fails or the agent never starts.
-func (l Launchd) guiDomain(ctx context.Context, c Config) error {
-	if _, err := l.output(ctx, []string{"launchctl", "print", l.domain(c)}); err != nil {
-		return fmt.Errorf("%w: launchd has no domain %s (logged in over SSH, or nobody is logged in at the Mac): install with --system, which runs the supervisor as a LaunchDaemon as you, or log in at the Mac first (%v)",
-			ErrNoGUISession, l.domain(c), err)
+// waitGone waits up to bound until `launchctl print` no longer finds
+// target: bootout returns before launchd has torn the job down (the old
+// supervisor may be draining its gateway), and a bootstrap then fails with
+// "Bootstrap failed: 5: Input/output error".
+func (l Launchd) waitGone(ctx context.Context, target string, bound time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	err := poll(ctx, 100*time.Millisecond, func() (bool, error) {
+		_, err := l.output(ctx, []string{"launchctl", "print", target})
+		return err != nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s is still loaded %v after bootout: %w", target, bound, err)
 	}
 	return nil
 }
 
-// goneWait bounds the wait for a booted-out job to leave launchd.
-const goneWait = 15 * time.Second
-
-// waitGone waits until `launchctl print` no longer finds our job:
-// bootout returns before launchd has torn the job down, and a bootstrap
-// then fails with "Bootstrap failed: 5: Input/output error".
-func (l Launchd) waitGone(ctx context.Context, c Config) error {
-	ctx, cancel := context.WithTimeout(ctx, goneWait)
-	defer cancel()
-	err := poll(ctx, 100*time.Millisecond, func() (bool, error) {
-		_, err := l.output(ctx, []string{"launchctl", "print", l.target(c, Label)})
-		return err != nil, nil
-	})
-	if err != nil {
-		return fmt.Errorf("%s is still loaded %v after bootout: %w", Label, goneWait, err)
+// load waits for the old job to go and bootstraps the new definition at
+// path. Should that fail it writes the old definition back and loads it,
+// so that a failed reinstall leaves the agent as it was, never unloaded
+// until the next login; the error says which definition is loaded.
+func (l Launchd) load(ctx context.Context, dom, path string, old []byte, gone time.Duration) error {
+	target := dom + "/" + Label
+	err := l.waitGone(ctx, target, gone)
+	if err == nil {
+		err = l.bootstrap(ctx, dom, path, gone)
 	}
-	return nil
+	if err == nil {
+		return nil
+	}
+	if old == nil {
+		return fmt.Errorf("%w: no earlier definition to load back, so nothing of ours is loaded: fix the cause, then run `hermes-supervisor install` again", err)
+	}
+	if werr := os.WriteFile(path, old, 0o644); werr != nil {
+		return errors.Join(err, fmt.Errorf("writing the old definition back: %w: nothing of ours is loaded; run `hermes-supervisor install` again", werr))
+	}
+	if _, perr := l.output(ctx, []string{"launchctl", "print", target}); perr == nil {
+		return fmt.Errorf("%w: the old job is still loaded and its definition is back at %s: once `launchctl print %s` no longer finds it, run `launchctl bootstrap %s %s` or `hermes-supervisor install` again", err, path, target, dom, path)
+	}
+	if berr := l.bootstrap(ctx, dom, path, gone); berr != nil {
+		return errors.Join(err, fmt.Errorf("loading the old definition back failed too: %w: nothing of ours is loaded; run `launchctl bootstrap %s %s`", berr, dom, path))
+	}
+	return fmt.Errorf("%w: the new definition did not load; the old one is back at %s and loaded, so the agent runs as before", err, path)
 }
 
 // bootstrapTries bounds the retries of a bootstrap that hits launchd's
@@ -362,8 +613,8 @@ const bootstrapTries = 5
 // bootstrap loads the plist, retrying errors 5 (EIO: the old job is still
 // being torn down) and 37 (EALREADY: an operation on it is in progress),
 // after waiting for the old job to go again.
-func (l Launchd) bootstrap(ctx context.Context, c Config) error {
-	argv := []string{"launchctl", "bootstrap", l.domain(c), l.PlistPath(c)}
+func (l Launchd) bootstrap(ctx context.Context, dom, path string, gone time.Duration) error {
+	argv := []string{"launchctl", "bootstrap", dom, path}
 	var err error
 	for try := 1; try <= bootstrapTries; try++ {
 		var out []byte
@@ -375,7 +626,7 @@ func (l Launchd) bootstrap(ctx context.Context, c Config) error {
 		if code := exitCode(err); code != 5 && code != 37 {
 			return err
 		}
-		if werr := l.waitGone(ctx, c); werr != nil {
+		if werr := l.waitGone(ctx, dom+"/"+Label, gone); werr != nil {
 			return errors.Join(err, werr)
 		}
 		select {

@@ -141,16 +141,16 @@ func TestPlistKeys(t *testing.T) {
 		switch {
 		case a.Label == nil || *a.Label != Label:
 			t.Errorf("Label %v", a.Label)
-		case !slices.Equal(a.ProgramArguments, append(runArgs(c), "--log-file", filepath.Join(Launchd{}.LogDir(c), "hermes-supervisor.log"))):
-			t.Errorf("ProgramArguments %q, want %q and the rotated log file", a.ProgramArguments, runArgs(c))
+		case !slices.Equal(a.ProgramArguments, append(runArgs(agentTimeouts(c)), "--log-file", filepath.Join(Launchd{}.LogDir(c), "hermes-supervisor.log"))):
+			t.Errorf("ProgramArguments %q, want %q and the rotated log file", a.ProgramArguments, runArgs(agentTimeouts(c)))
 		case a.EnvironmentVariables["HERMES_HOME"] != c.Home || a.EnvironmentVariables["PATH"] != c.Path:
 			t.Errorf("environment %q, want HERMES_HOME %q and PATH %q", a.EnvironmentVariables, c.Home, c.Path)
 		case a.RunAtLoad == nil || !*a.RunAtLoad:
 			t.Error("RunAtLoad not true")
 		case a.KeepAlive == nil || a.KeepAlive.SuccessfulExit == nil || *a.KeepAlive.SuccessfulExit:
 			t.Error("KeepAlive must restart only after a failure (SuccessfulExit false)")
-		case a.ExitTimeOut == nil || time.Duration(*a.ExitTimeOut)*time.Second <= c.StopTimeout:
-			t.Errorf("ExitTimeOut %v must outlast the stop timeout %v", a.ExitTimeOut, c.StopTimeout)
+		case a.ExitTimeOut == nil || time.Duration(*a.ExitTimeOut)*time.Second <= agentTimeouts(c).StopTimeout:
+			t.Errorf("ExitTimeOut %v must outlast the stop timeout %v", a.ExitTimeOut, agentTimeouts(c).StopTimeout)
 		case a.StandardErrorPath == nil || !strings.HasPrefix(*a.StandardErrorPath, Launchd{}.LogDir(c)):
 			t.Errorf("StandardErrorPath %v", a.StandardErrorPath)
 		case c.System != (a.UserName != nil):
@@ -169,6 +169,9 @@ func TestPlans(t *testing.T) {
 		return filepath.Glob(filepath.Join("testdata", "migrate", "launchd", filepath.Base(pattern)))
 	}
 	none := func(string) ([]string, error) { return nil, nil }
+	// A Mac where ann is logged in at the screen and nothing of ours is
+	// loaded yet.
+	gui := (&fakeLaunchctl{}).output
 	tests := []struct {
 		name      string
 		plan      func() (Plan, error)
@@ -188,18 +191,19 @@ func TestPlans(t *testing.T) {
 			[][]string{{"systemctl", "disable", "--now", "hermes-supervisor.service"}, {"systemctl", "daemon-reload"}}, nil},
 		{"systemd stop", func() (Plan, error) { return Systemd{}.Control(ann(false), "stop") },
 			[][]string{{"systemctl", "--user", "stop", "hermes-supervisor.service"}}, nil},
-		{"launchd install uses bootstrap, not load", func() (Plan, error) { return Launchd{Glob: none}.Install(ann(false), false) },
-			[][]string{{"mkdir", "-p", "/home/ann/Library/Logs/hermes-supervisor"}, {"launchctl", "bootout", "gui/501/ai.hermes.supervisor"}, {"launchctl", "enable", "gui/501/ai.hermes.supervisor"}},
-			nil},
-		{"launchd install --migrate unloads Hermes' agent", func() (Plan, error) { return Launchd{Glob: hermesAgent}.Install(ann(false), true) },
-			[][]string{{"launchctl", "bootout", "gui/501/ai.hermes.gateway"}, {"launchctl", "disable", "gui/501/ai.hermes.gateway"}, {"mkdir", "-p", "/home/ann/Library/Logs/hermes-supervisor"}, {"launchctl", "bootout", "gui/501/ai.hermes.supervisor"}, {"launchctl", "enable", "gui/501/ai.hermes.supervisor"}},
+		{"launchd install uses bootstrap, not load", func() (Plan, error) { return Launchd{Glob: none, Output: gui}.Install(ann(false), false) },
+			[][]string{{"mkdir", "-p", "/home/ann/Library/Logs/hermes-supervisor"}, {"launchctl", "enable", "gui/501/ai.hermes.supervisor"}, {"launchctl", "bootout", "gui/501/ai.hermes.supervisor"}},
+			[]string{"EHOSTUNREACH", "at most 1m0s to exit: the agent's stop timeout is 45s"}},
+		{"launchd install --migrate unloads Hermes' agent", func() (Plan, error) { return Launchd{Glob: hermesAgent, Output: gui}.Install(ann(false), true) },
+			[][]string{{"launchctl", "bootout", "gui/501/ai.hermes.gateway"}, {"launchctl", "bootout", "user/501/ai.hermes.gateway"}, {"launchctl", "disable", "gui/501/ai.hermes.gateway"}, {"launchctl", "disable", "user/501/ai.hermes.gateway"},
+				{"mkdir", "-p", "/home/ann/Library/Logs/hermes-supervisor"}, {"launchctl", "enable", "gui/501/ai.hermes.supervisor"}, {"launchctl", "bootout", "gui/501/ai.hermes.supervisor"}},
 			[]string{"unloading and disabling Hermes' own agent ai.hermes.gateway"}},
-		{"launchd system daemon", func() (Plan, error) { return Launchd{Glob: none}.Install(ann(true), false) },
-			[][]string{{"mkdir", "-p", "/Library/Logs/hermes-supervisor"}, {"launchctl", "bootout", "system/ai.hermes.supervisor"}, {"launchctl", "enable", "system/ai.hermes.supervisor"}},
+		{"launchd system daemon", func() (Plan, error) { return Launchd{Glob: none, Output: gui}.Install(ann(true), false) },
+			[][]string{{"mkdir", "-p", "/Library/Logs/hermes-supervisor"}, {"launchctl", "enable", "system/ai.hermes.supervisor"}, {"launchctl", "bootout", "system/ai.hermes.supervisor"}},
 			nil},
-		{"launchd restart", func() (Plan, error) { return Launchd{}.Control(ann(false), "restart") },
+		{"launchd restart", func() (Plan, error) { return Launchd{Output: gui}.Control(ann(false), "restart") },
 			[][]string{{"launchctl", "kickstart", "-k", "gui/501/ai.hermes.supervisor"}}, nil},
-		{"launchd stop", func() (Plan, error) { return Launchd{}.Control(ann(false), "stop") },
+		{"launchd stop", func() (Plan, error) { return Launchd{Output: gui}.Control(ann(false), "stop") },
 			[][]string{{"launchctl", "kill", "SIGTERM", "gui/501/ai.hermes.supervisor"}}, nil},
 	}
 	for _, tt := range tests {
