@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
@@ -103,7 +104,9 @@ type FileError struct {
 }
 
 func (e *FileError) Error() string {
-	msg := e.Path + ": "
+	// The name may be an attacker's (a lock file's): escaped, it can
+	// neither move the terminal's cursor nor break the message's line.
+	msg := termtext.Quote(e.Path) + ": "
 	if e.Op != "" {
 		msg += e.Op + ": "
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.uber.org/zap/zapcore"
+
+	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
 )
 
 // JournalCore returns a zap core that writes each entry to journald over
@@ -87,6 +89,10 @@ func (c *journalCore) Write(e zapcore.Entry, fs []zapcore.Field) error {
 			msg += " " + string(b)
 		}
 	}
+	// MESSAGE is what `journalctl` prints: one line, escaped as every log
+	// line is. A field keeps its raw value: it is data (journald frames a
+	// value holding a newline by its length), and its name is ours.
+	msg = termtext.Line(msg)
 	for k, v := range enc.Fields {
 		vars[journalField(k)] = journalValue(v)
 	}

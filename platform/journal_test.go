@@ -89,3 +89,44 @@ func TestJournalCoreWrite(t *testing.T) {
 		t.Errorf("fallback got %v, want the refused entry", fellBack)
 	}
 }
+
+// TestJournalCoreHostile logs a gateway's hostile text as the message's
+// fields and as a field's name: MESSAGE (what journalctl prints) stays one
+// line with no raw control character, a name cannot become a journal field
+// of ours (PRIORITY, MESSAGE), and each value reaches journald unchanged,
+// which frames a value holding a newline by its length.
+func TestJournalCoreHostile(t *testing.T) {
+	var msgs []string
+	var fields []map[string]string
+	core := &journalCore{LevelEnabler: zapcore.InfoLevel, fallback: recordingCore{zapcore.InfoLevel, new([]string)},
+		send: func(msg string, prio int, vars map[string]string) error {
+			msgs, fields = append(msgs, msg), append(fields, vars)
+			return nil
+		}}
+	hostile := "ok\x1b[2J\a\rforged\nPRIORITY=0\nMESSAGE=forged \u009b31m \u2028 \u202e \xff"
+	zap.New(core).Info("gateway status", zap.String("status", hostile), zap.String("x\nPRIORITY=0\nMESSAGE", "v"))
+	if len(msgs) != 1 {
+		t.Fatalf("sent %d entries, want 1", len(msgs))
+	}
+	for i, r := range msgs[0] {
+		if r == '\n' || r == '\r' || (r < ' ' && r != '\t') || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u202e' ||
+			(r == '\ufffd' && !strings.HasPrefix(msgs[0][i:], "\ufffd")) {
+			t.Errorf("MESSAGE holds raw %U at %d: %q", r, i, msgs[0])
+		}
+	}
+	if !strings.Contains(msgs[0], `ok\u001b[2J\u0007\rforged\nPRIORITY=0`) || !strings.Contains(msgs[0], `\u009b31m \u2028 \u202e`) {
+		t.Errorf("MESSAGE does not show the escapes: %q", msgs[0])
+	}
+	vars := fields[0]
+	if vars["STATUS"] != hostile {
+		t.Errorf("STATUS = %q, want the raw value %q", vars["STATUS"], hostile)
+	}
+	if vars["X_PRIORITY_0_MESSAGE"] != "v" {
+		t.Errorf("a hostile field name was not made a name of its own: %q", vars)
+	}
+	for k := range vars {
+		if strings.ContainsAny(k, "\n\r=") || k == "PRIORITY" || k == "MESSAGE" {
+			t.Errorf("journal field name %q", k)
+		}
+	}
+}

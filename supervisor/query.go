@@ -12,6 +12,7 @@ import (
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
@@ -61,9 +62,12 @@ func QueryStatus(ctx context.Context, layout lockstore.Layout) (*Status, error) 
 		self := procstate.Identity{PID: st.Supervisor.PID, StartTime: st.Supervisor.StartTime, Argv: st.Supervisor.Argv}
 		argvEqual := func(argv []string) bool { return slices.Equal(argv, self.Argv) }
 		if prober.Judge(ctx, self, argvEqual).Verdict.Stale() {
-			last := fmt.Sprintf("the last one, pid %d, was %s: %s", st.Supervisor.PID, st.State, st.Reason)
+			// The file's words are escaped where our sentence embeds
+			// them: the sentence is ours, in JSON output too.
+			state, reason := termtext.Quote(string(st.State)), termtext.Quote(st.Reason)
+			last := fmt.Sprintf("the last one, pid %d, was %s: %s", st.Supervisor.PID, state, reason)
 			if st.Up() {
-				last = fmt.Sprintf("the last one, pid %d, was killed while %s", st.Supervisor.PID, st.State)
+				last = fmt.Sprintf("the last one, pid %d, was killed while %s", st.Supervisor.PID, state)
 			}
 			st.Reason = "no supervisor runs (" + last + ")"
 			orphan := provenOrphan(ctx, prober, layout, st)

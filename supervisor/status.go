@@ -11,6 +11,7 @@ import (
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
@@ -103,18 +104,22 @@ type Status struct {
 // (LSB status 0): anything but stopped or failed.
 func (s *Status) Up() bool { return s.State != Stopped && s.State != Failed }
 
-// WriteText prints the status for people, at now.
+// WriteText prints the status for people, at now. Every string in it may
+// come from a forged state file or from the gateway (STATUS=), so each
+// passes through termtext.Quote: no control character reaches the
+// terminal.
 func (s *Status) WriteText(w io.Writer, now time.Time) error {
+	q := termtext.Quote
 	var b strings.Builder
-	fmt.Fprintf(&b, "state:      %s", s.State)
+	fmt.Fprintf(&b, "state:      %s", q(string(s.State)))
 	if s.Reason != "" {
-		fmt.Fprintf(&b, " (%s)", s.Reason)
+		fmt.Fprintf(&b, " (%s)", q(s.Reason))
 	}
-	fmt.Fprintf(&b, "\nhome:       %s\nlock dir:   %s\n", s.Home, s.LockDir)
+	fmt.Fprintf(&b, "\nhome:       %s\nlock dir:   %s\n", q(s.Home), q(s.LockDir))
 	if s.Supervisor.PID == 0 {
 		b.WriteString("supervisor: none has run for this home\n")
 	} else {
-		fmt.Fprintf(&b, "supervisor: pid %d (%s)\n", s.Supervisor.PID, s.Source)
+		fmt.Fprintf(&b, "supervisor: pid %d (%s)\n", s.Supervisor.PID, q(s.Source))
 	}
 	if c := s.Child; c != nil {
 		fmt.Fprintf(&b, "gateway:    pid %d, up %s", c.PID, now.Sub(c.StartedAt).Round(time.Second))
@@ -129,17 +134,17 @@ func (s *Status) WriteText(w io.Writer, now time.Time) error {
 		}
 		if c.ReadyBy != "" && !c.Orphaned {
 			// An orphan's readiness was judged by the supervisor that died.
-			fmt.Fprintf(&b, ", ready by %s", c.ReadyBy)
+			fmt.Fprintf(&b, ", ready by %s", q(c.ReadyBy))
 		}
 		b.WriteByte('\n')
 		if c.Status != "" {
-			fmt.Fprintf(&b, "gateway says: %s\n", c.Status)
+			fmt.Fprintf(&b, "gateway says: %s\n", q(c.Status))
 		}
 		if w := c.Watchdog; w != nil {
 			writeWatchdog(&b, w, now)
 		}
 		if c.Cgroup != "" {
-			fmt.Fprintf(&b, "cgroup:     %s\n", c.Cgroup)
+			fmt.Fprintf(&b, "cgroup:     %s\n", q(c.Cgroup))
 		}
 		if c.NotifyIgnored > 0 {
 			fmt.Fprintf(&b, "notify:     %d datagrams from outside the gateway's tree ignored\n", c.NotifyIgnored)
@@ -149,7 +154,7 @@ func (s *Status) WriteText(w io.Writer, now time.Time) error {
 	}
 	fmt.Fprintf(&b, "restarts:   %d\n", s.Restarts)
 	if e := s.LastExit; e != nil {
-		fmt.Fprintf(&b, "last exit:  %s at %s after %s\n", e, e.At.Format(time.RFC3339), e.Uptime.Round(time.Millisecond))
+		fmt.Fprintf(&b, "last exit:  %s at %s after %s\n", q(e.String()), e.At.Format(time.RFC3339), e.Uptime.Round(time.Millisecond))
 	}
 	if s.NextStart != nil {
 		fmt.Fprintf(&b, "next start: in %s\n", s.NextStart.Sub(now).Round(time.Millisecond))
@@ -162,7 +167,7 @@ func (s *Status) WriteText(w io.Writer, now time.Time) error {
 		if i > 0 {
 			label = "            "
 		}
-		fmt.Fprintf(&b, "%s%s (%s)\n", label, l.Path, l.Kind)
+		fmt.Fprintf(&b, "%s%s (%s)\n", label, q(l.Path), q(string(l.Kind)))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -1,18 +1,21 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
 	"github.com/hermes-agent/hermes-supervisor/supervisor"
 )
 
@@ -66,11 +69,32 @@ failed, 4 when the state cannot be determined.`,
 
 func printStatus(w io.Writer, st *supervisor.Status, asJSON bool) error {
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+		return writeJSON(w, st)
 	}
 	return st.WriteText(w, time.Now())
+}
+
+// writeJSON prints v as indented JSON whose every line passes through
+// termtext.Line: encoding/json escapes C0 controls and U+2028/U+2029 but
+// writes C1 controls and bidi overrides raw, which a terminal acts on. The
+// escapes it adds are JSON's own, so every value parses back unchanged.
+func writeJSON(w io.Writer, v any) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	var out strings.Builder
+	for line := range strings.Lines(b.String()) {
+		body, nl := strings.CutSuffix(line, "\n")
+		out.WriteString(termtext.Line(body))
+		if nl {
+			out.WriteByte('\n')
+		}
+	}
+	_, err := io.WriteString(w, out.String())
+	return err
 }
 
 func newStopCmd(g *globals) *cobra.Command {
@@ -92,7 +116,7 @@ installed), and otherwise asks the supervisor over its control endpoint.`,
 				if err != nil {
 					return err
 				}
-				_, err = fmt.Fprintf(cmd.OutOrStdout(), "ask the supervisor at %s to stop\n", platform.ControlAddress(layout.Home))
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "ask the supervisor at %s to stop\n", termtext.Quote(platform.ControlAddress(layout.Home)))
 				return err
 			}
 			return control(cmd, g, "stop", timeout, func(err error) error {
@@ -145,10 +169,10 @@ func control(cmd *cobra.Command, g *globals, verb string, timeout time.Duration,
 	case err != nil:
 		return err
 	case !resp.OK:
-		return fmt.Errorf("%s: %s", verb, resp.Error)
+		return fmt.Errorf("%s: %s", verb, termtext.Quote(resp.Error))
 	}
 	if resp.Status != nil {
-		fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", verb, resp.Status.State)
+		fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", verb, termtext.Quote(string(resp.Status.State)))
 		return unkilled(verb, resp.Status)
 	}
 	return nil
@@ -177,7 +201,7 @@ func stillRunning(ctx context.Context, layout lockstore.Layout, verb string, tim
 	what := "the supervisor has not finished"
 	when := "once its --stop-timeout passes (extended by the gateway's EXTEND_TIMEOUT_USEC, by at most its --max-stop-extension)"
 	if st, qerr := supervisor.QueryStatus(ctx, layout); qerr == nil {
-		what = fmt.Sprintf("the supervisor (pid %d) is %s", st.Supervisor.PID, st.State)
+		what = fmt.Sprintf("the supervisor (pid %d) is %s", st.Supervisor.PID, termtext.Quote(string(st.State)))
 		if st.Child != nil {
 			what += fmt.Sprintf(" and the gateway (pid %d) still runs", st.Child.PID)
 			if k := st.Child.KillAt; k != nil {

@@ -15,7 +15,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"strings"
+
+	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
 )
 
 func main() {
@@ -47,10 +51,29 @@ func Main(args []string) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintf(os.Stderr, "hermes-supervisor: %v\n", ee.err)
+			printError(os.Stderr, ee.err)
 		}
 		return ee.code
 	}
-	fmt.Fprintf(os.Stderr, "hermes-supervisor: %v\n", err)
+	printError(os.Stderr, err)
 	return 1
+}
+
+// printError writes err for a terminal. Its text may embed a file's name
+// or contents: each of its lines passes through termtext.Line, so no
+// control character reaches the terminal. An error whose text spans lines
+// by design escapes what it embeds itself (see sweepFailures), so that a
+// newline in a name cannot forge a line of it.
+func printError(w io.Writer, err error) {
+	var b strings.Builder
+	b.WriteString("hermes-supervisor: ")
+	for line := range strings.Lines(err.Error()) {
+		body, nl := strings.CutSuffix(line, "\n")
+		b.WriteString(termtext.Line(body))
+		if nl {
+			b.WriteByte('\n')
+		}
+	}
+	b.WriteByte('\n')
+	_, _ = io.WriteString(w, b.String())
 }

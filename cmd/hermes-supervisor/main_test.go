@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -74,13 +75,17 @@ func TestScripts(t *testing.T) {
 			"waitline":   cmdWaitLine,
 			"notify":     cmdNotify,
 			"nobody":     cmdNobody,
+			"writeq":     cmdWriteQ,
+			"nocontrol":  cmdNoControl,
+			"jsoneq":     cmdJSONEq,
 		},
 	})
 }
 
 // waitstatus STATE [FIELD=VALUE...] polls `hermes-supervisor status --json`
 // until the state matches and every FIELD (restarts, child.ready,
-// child.adopted) has the given value; it fails after 30 s.
+// child.adopted) has the given value, and said=true waits for a STATUS=
+// from the gateway; it fails after 30 s.
 func cmdWaitStatus(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 1 {
 		ts.Fatalf("usage: waitstatus STATE [restarts=N] [ready=BOOL]")
@@ -94,10 +99,12 @@ func cmdWaitStatus(ts *testscript.TestScript, neg bool, args []string) {
 			State    string `json:"state"`
 			Restarts int    `json:"restarts"`
 			Child    *struct {
-				Ready bool `json:"ready"`
+				Ready  bool   `json:"ready"`
+				Status string `json:"status"`
 			} `json:"child"`
 		}
-		if json.Unmarshal([]byte(last), &st) == nil && st.State == args[0] && matches(st.Restarts, st.Child != nil && st.Child.Ready, args[1:]) {
+		if json.Unmarshal([]byte(last), &st) == nil && st.State == args[0] &&
+			matches(st.Restarts, st.Child != nil && st.Child.Ready, st.Child != nil && st.Child.Status != "", args[1:]) {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -105,7 +112,7 @@ func cmdWaitStatus(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Fatalf("status did not reach %v; last:\n%s", args, last)
 }
 
-func matches(restarts int, ready bool, conds []string) bool {
+func matches(restarts int, ready, said bool, conds []string) bool {
 	for _, c := range conds {
 		k, v, _ := strings.Cut(c, "=")
 		switch k {
@@ -115,6 +122,10 @@ func matches(restarts int, ready bool, conds []string) bool {
 			}
 		case "ready":
 			if strconv.FormatBool(ready) != v {
+				return false
+			}
+		case "said":
+			if strconv.FormatBool(said) != v {
 				return false
 			}
 		}
@@ -305,4 +316,70 @@ func (l *notifyLog) match(re *regexp.Regexp) bool {
 		}
 	}
 	return false
+}
+
+// writeq DIR NAME CONTENT writes CONTENT into DIR/NAME, both given as Go
+// string literals ("a\x1b[2J\n.lock"): a script holds no raw control byte,
+// and file names and contents of attacks do.
+func cmdWriteQ(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: writeq DIR \"NAME\" \"CONTENT\"")
+	}
+	name, err := strconv.Unquote(args[1])
+	ts.Check(err)
+	content, err := strconv.Unquote(args[2])
+	ts.Check(err)
+	ts.Check(os.MkdirAll(ts.MkAbs(args[0]), 0o700))
+	ts.Check(os.WriteFile(filepath.Join(ts.MkAbs(args[0]), name), []byte(content), 0o600))
+}
+
+// nocontrol FILE (stdout, stderr or a file) fails on any rune a terminal
+// acts on or a reader cannot see: C0 and C1 controls but the newline that
+// ends a line and the tab, DEL, separators, bidi and other format runes,
+// invalid UTF-8.
+func cmdNoControl(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: nocontrol FILE")
+	}
+	s := ts.ReadFile(args[0])
+	for i, r := range s {
+		if r == utf8.RuneError && !strings.HasPrefix(s[i:], "\ufffd") {
+			ts.Fatalf("%s: invalid UTF-8 byte %#x at %d: %q", args[0], s[i], i, s)
+		}
+		if r != '\n' && r != '\t' && !strconv.IsGraphic(r) {
+			ts.Fatalf("%s: raw %U at byte %d: %q", args[0], r, i, s)
+		}
+	}
+}
+
+// jsoneq FILE PATH VALUE parses FILE as JSON and fails unless the string
+// at PATH (dot-separated keys and indexes: child.status, 0.path) is VALUE,
+// given as a Go string literal: JSON output carries the raw value.
+func cmdJSONEq(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: jsoneq FILE PATH \"VALUE\"")
+	}
+	want, err := strconv.Unquote(args[2])
+	ts.Check(err)
+	var v any
+	if err := json.Unmarshal([]byte(ts.ReadFile(args[0])), &v); err != nil {
+		ts.Fatalf("%s is not JSON: %v", args[0], err)
+	}
+	for _, k := range strings.Split(args[1], ".") {
+		switch c := v.(type) {
+		case map[string]any:
+			v = c[k]
+		case []any:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(c) {
+				ts.Fatalf("%s: no element %s in %s", args[0], k, args[1])
+			}
+			v = c[i]
+		default:
+			ts.Fatalf("%s: %s is not in the JSON", args[0], args[1])
+		}
+	}
+	if v != want {
+		ts.Fatalf("%s: %s is %q, want %q", args[0], args[1], v, want)
+	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
 	"github.com/hermes-agent/hermes-supervisor/supervisor"
 )
 
@@ -188,7 +189,9 @@ func (g *globals) logger(out zapcore.WriteSyncer, toStderr bool) (*zap.Logger, e
 	default:
 		return nil, fmt.Errorf("--log-format %q: use console or json", format)
 	}
-	core := zapcore.NewCore(encoder, out, level)
+	// Entries carry the gateway's output and STATUS= and file names as
+	// fields: every line is escaped (see termtext.Encoder).
+	core := zapcore.NewCore(termtext.Encoder(encoder), out, level)
 	if journald && !chosen {
 		if jc, ok := platform.JournalCore(level, core); ok {
 			core = jc

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hermes-agent/hermes-supervisor/platform/service"
+	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
 	"github.com/hermes-agent/hermes-supervisor/supervisor"
 )
 
@@ -393,10 +394,10 @@ func carryOut(cmd *cobra.Command, plan service.Plan, dryRun bool) error {
 	}
 	errOut := cmd.ErrOrStderr()
 	for _, n := range plan.Notes {
-		fmt.Fprintf(errOut, "note: %s\n", n)
+		fmt.Fprintf(errOut, "note: %s\n", termtext.Line(n))
 	}
 	err := plan.Apply(cmd.Context(), func(ctx context.Context, argv []string) error {
-		fmt.Fprintf(errOut, "+ %s\n", service.Join(argv))
+		fmt.Fprintf(errOut, "+ %s\n", termtext.Line(service.Join(argv)))
 		return runQuiet(ctx, errOut, argv)
 	})
 	if errors.Is(err, os.ErrPermission) {

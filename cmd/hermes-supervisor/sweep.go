@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 	"github.com/hermes-agent/hermes-supervisor/supervisor"
 )
@@ -56,12 +56,14 @@ few seconds are moved aside to <name>.corrupt. --dry-run changes nothing.`,
 			entries, sweepErr := store.Sweep(cmd.Context(), dryRun)
 			out := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(entries); err != nil {
+				if err := writeJSON(out, entries); err != nil {
 					return err
 				}
 			} else {
+				// File names and what was read from the files are the
+				// attacker's: each cell is escaped, which also keeps a
+				// tab or newline in one from shifting the table.
+				q := termtext.Quote
 				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "PATH\tKIND\tPID\tVERDICT\tACTION\tREASON")
 				for _, e := range entries {
@@ -69,13 +71,13 @@ few seconds are moved aside to <name>.corrupt. --dry-run changes nothing.`,
 					if e.Record != nil {
 						pid = fmt.Sprint(e.Record.PID)
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Path, e.Kind, pid, e.Verdict, e.Action, e.Reason)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", q(e.Path), q(string(e.Kind)), pid, q(e.Verdict.String()), q(string(e.Action)), q(e.Reason))
 				}
 				if err := tw.Flush(); err != nil {
 					return err
 				}
 				if len(entries) == 0 {
-					fmt.Fprintf(out, "nothing to judge in %s or %s\n", layout.Home, layout.LockDir)
+					fmt.Fprintf(out, "nothing to judge in %s or %s\n", q(layout.Home), q(layout.LockDir))
 				}
 			}
 			if sweepErr != nil {
@@ -90,7 +92,9 @@ few seconds are moved aside to <name>.corrupt. --dry-run changes nothing.`,
 }
 
 // sweepFailures lists each file the sweep could not judge or change once,
-// one per line under a count.
+// one per line under a count. A file's name or contents in an error are
+// escaped here, one error at a time: a newline in a name must not make a
+// line of its own.
 func sweepFailures(err error) error {
 	var errs []error
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
@@ -101,16 +105,22 @@ func sweepFailures(err error) error {
 		}
 	}
 	if len(errs) <= 1 {
-		return err
+		return oneLine{err}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d files could not be judged or changed (kept as they are):", len(errs))
 	for _, e := range errs {
 		b.WriteString("\n  ")
-		b.WriteString(e.Error())
+		b.WriteString(termtext.Line(e.Error()))
 	}
 	return fmt.Errorf("%s%w", b.String(), noText{err})
 }
+
+// oneLine is err with its text escaped into one line.
+type oneLine struct{ err error }
+
+func (o oneLine) Error() string { return termtext.Line(o.err.Error()) }
+func (o oneLine) Unwrap() error { return o.err }
 
 // noText keeps err matchable with errors.Is and As without repeating it.
 type noText struct{ err error }

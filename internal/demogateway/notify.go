@@ -15,12 +15,18 @@ import (
 // it is running, as -hang-after does: `make run-hang` shows a hang caught.
 const EnvHang = "HERMES_DEMO_HANG_AFTER"
 
+// EnvStatusFile names a file whose bytes the demo gateway sends, as they
+// are, as its STATUS= line: a gateway may say anything there, and tests
+// show what `status` makes of it.
+const EnvStatusFile = "HERMES_DEMO_STATUS_FILE"
+
 // notifier speaks Hermes' sd_notify protocol (gateway/systemd_notify.py):
 // only when both NOTIFY_SOCKET and WATCHDOG_USEC are set, READY=1 with a
 // STATUS= once running, WATCHDOG=1 every WATCHDOG_USEC/2 while the main
 // loop makes progress, STOPPING=1 on the way down.
 type notifier struct {
 	addr     string
+	status   string
 	interval time.Duration
 	progress chan struct{} // the main loop's ticks
 }
@@ -31,7 +37,13 @@ func newNotifier(getenv func(string) string) *notifier {
 	if addr == "" || err != nil || usec <= 0 {
 		return nil
 	}
-	return &notifier{addr: addr, interval: time.Duration(usec) * time.Microsecond, progress: make(chan struct{}, 1)}
+	status := "Demo gateway running"
+	if f := getenv(EnvStatusFile); f != "" {
+		if b, err := os.ReadFile(f); err == nil {
+			status = string(b)
+		}
+	}
+	return &notifier{addr: addr, status: status, interval: time.Duration(usec) * time.Microsecond, progress: make(chan struct{}, 1)}
 }
 
 func (n *notifier) send(g *gateway, msg string) {
@@ -50,7 +62,7 @@ func (n *notifier) ready(g *gateway) {
 	if n == nil {
 		return
 	}
-	n.send(g, "READY=1\nSTATUS=Demo gateway running")
+	n.send(g, "READY=1\nSTATUS="+n.status)
 	go func() {
 		t := time.NewTicker(n.interval / 2)
 		defer t.Stop()

@@ -13,6 +13,9 @@ const module = "github.com/hermes-agent/hermes-supervisor"
 // rank orders the packages: a package may import only packages of this
 // module with a lower rank. internal/ test support sits at the bottom.
 var rank = map[string]int{
+	// What makes untrusted text printable, below even platform's
+	// journal writer.
+	"platform/termtext":     -1,
 	"platform":              0,
 	"internal/pidns":        0,
 	"internal/layers":       0,

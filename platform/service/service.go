@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
 )
 
 // Name is the service's name: the systemd unit's stem. It is not Hermes'
@@ -144,29 +145,32 @@ func (p *Plan) try(argv ...string) { p.Steps = append(p.Steps, Step{Run: argv, M
 func (p *Plan) remove(path string) { p.Steps = append(p.Steps, Step{Remove: path}) }
 
 // Print writes the plan for a human: every file in full and every command
-// line, in the order Apply acts.
+// line, in the order Apply acts. Paths, names and values in it may come
+// from the user's files (a home, a unit's name): every line passes through
+// termtext, so a control character in one is shown, never acted on.
 func (p Plan) Print(w io.Writer) error {
 	var b strings.Builder
 	for _, n := range p.Notes {
-		fmt.Fprintf(&b, "note: %s\n", n)
+		fmt.Fprintf(&b, "note: %s\n", termtext.Line(n))
 	}
 	for _, s := range p.Steps {
 		switch {
 		case s.Write != nil:
-			fmt.Fprintf(&b, "write %s (mode %04o):\n%s", s.Write.Path, s.Write.Mode.Perm(), s.Write.Data)
-			if n := len(s.Write.Data); n > 0 && s.Write.Data[n-1] != '\n' {
+			fmt.Fprintf(&b, "write %s (mode %04o):\n", termtext.Quote(s.Write.Path), s.Write.Mode.Perm())
+			for line := range strings.Lines(string(s.Write.Data)) {
+				b.WriteString(termtext.Line(strings.TrimSuffix(line, "\n")))
 				b.WriteByte('\n')
 			}
 		case s.Run != nil:
-			fmt.Fprintf(&b, "run %s", Join(s.Run))
+			fmt.Fprintf(&b, "run %s", termtext.Line(Join(s.Run)))
 			if s.MayFail {
 				b.WriteString("   # may fail: nothing to undo")
 			}
 			b.WriteByte('\n')
 		case s.Do != nil:
-			fmt.Fprintf(&b, "do %s\n", s.What)
+			fmt.Fprintf(&b, "do %s\n", termtext.Line(s.What))
 		default:
-			fmt.Fprintf(&b, "remove %s\n", s.Remove)
+			fmt.Fprintf(&b, "remove %s\n", termtext.Quote(s.Remove))
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/windows/svc/mgr"
 
 	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
 )
 
 // New returns the Windows service control manager.
@@ -433,7 +434,7 @@ type handler struct {
 // the SCM counts as a crash, and recovers from with the recovery actions
 // on every Windows version.
 func crash(err error) {
-	fmt.Fprintln(os.Stderr, "hermes-supervisor:", err)
+	fmt.Fprintln(os.Stderr, "hermes-supervisor:", termtext.Line(err.Error()))
 	os.Exit(1)
 }
 

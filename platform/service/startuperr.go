@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
 )
 
 // ReportStartupError records err, which ended `run --service` before or
@@ -13,7 +15,8 @@ import (
 // stderr, and the user otherwise sees only error 1053 or 1067 and a
 // recovery loop.
 func ReportStartupError(logPath string, err error) {
-	msg := fmt.Sprintf("hermes-supervisor could not run as a service: %v", err)
+	// One log line, escaped: the error may name a file of the home.
+	msg := termtext.Line(fmt.Sprintf("hermes-supervisor could not run as a service: %v", err))
 	if logPath != "" {
 		if f, ferr := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); ferr == nil {
 			fmt.Fprintf(f, "%s\tERROR\t%s\n", time.Now().UTC().Format(time.RFC3339), msg)
