@@ -85,8 +85,7 @@ func (m SCM) Install(c Config, migrate bool) (Plan, error) {
 	}
 	args := scmArgs(c, installer)
 	p.noteOrigins(c)
-	p.Steps = append(p.Steps, Step{What: "grant " + account + " the right to log on as a service", MayFail: true,
-		Do: func(context.Context) error { return grantServiceLogon(installer) }})
+	p.do("grant "+account+" the right to log on as a service", func(context.Context) error { return grantServiceLogon(installer, account) })
 	p.do(fmt.Sprintf("stop service %s if it runs, then create or update it: %s (automatic start, as %s)", Name, Join(append([]string{c.Exe}, args...)), account), func(ctx context.Context) error {
 		if c.Password == "" {
 			return fmt.Errorf("%w: the service runs as %s, not as LocalSystem, and the service manager needs that account's Windows password to log on as it: set %s", ErrNeedPassword, account, PasswordEnv)
