@@ -13,6 +13,8 @@ import (
 
 type treeSys struct{}
 
+const membershipProvesOwnership = false
+
 func (t *Tree) start(in *Cgroups) error {
 	if t.cmd.SysProcAttr == nil {
 		t.cmd.SysProcAttr = &syscall.SysProcAttr{}
