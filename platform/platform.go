@@ -47,6 +47,15 @@ func DefaultHermesHome(getenv func(string) string) (string, error) {
 	return filepath.Join(base, name+getenv("HERMES_DATA_DIR_SUFFIX")), nil
 }
 
+// WindowsHomeBase and WindowsHomeName are Hermes' home on Windows, when
+// HERMES_HOME is unset: %LOCALAPPDATA%\hermes (hermes_constants), the
+// name with HERMES_DATA_DIR_SUFFIX appended. The PowerShell script under
+// deploy/windows is rendered from them too.
+const (
+	WindowsHomeBase = "LOCALAPPDATA"
+	WindowsHomeName = "hermes"
+)
+
 // DefaultLockDir returns Hermes' machine-wide scoped-lock directory.
 func DefaultLockDir(getenv func(string) string) (string, error) {
 	if d := strings.TrimSpace(getenv("HERMES_GATEWAY_LOCK_DIR")); d != "" {

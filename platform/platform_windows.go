@@ -65,14 +65,14 @@ func ReloadSignal() (os.Signal, bool) { return nil, false }
 func TerminateSignal() (os.Signal, bool) { return nil, false }
 
 func defaultHomeParent(getenv func(string) string) (string, string, error) {
-	if l := getenv("LOCALAPPDATA"); l != "" {
-		return l, "hermes", nil
+	if l := getenv(WindowsHomeBase); l != "" {
+		return l, WindowsHomeName, nil
 	}
 	h, err := userHome(getenv)
 	if err != nil {
 		return "", "", err
 	}
-	return filepath.Join(h, "AppData", "Local"), "hermes", nil
+	return filepath.Join(h, "AppData", "Local"), WindowsHomeName, nil
 }
 
 func userHome(getenv func(string) string) (string, error) {
@@ -160,7 +160,10 @@ func DialControl(ctx context.Context, addr string) (net.Conn, error) {
 	return nil, fmt.Errorf("dial %s: %w", addr, err)
 }
 
-// localSystem is the SID of the account a supervisor service runs as.
+// localSystem is the SID of LocalSystem. The service runs as the user who
+// installed it (the control pipe's server is then that user), never as
+// LocalSystem; a pipe LocalSystem serves is still no forgery, since
+// LocalSystem can do more than answer for the supervisor.
 const localSystem = "S-1-5-18"
 
 // checkPipeServer requires the process serving the pipe to run as the

@@ -171,6 +171,15 @@ func (t *Tree) Holds(pid int, same func() bool) bool {
 	return t.holds(pid, same)
 }
 
+// MembershipProvesOwnership says whether Holds proves a process ours with
+// no other fact about it (same may then merely read the process): true on
+// Windows, where a job object takes in only the descendants of the
+// process started in it, and the pid is asked about holding a handle that
+// keeps it from naming another process; false on POSIX, where any process
+// of the session may join a process group, and a pid is asked about
+// without such a handle.
+const MembershipProvesOwnership = membershipProvesOwnership
+
 // TerminateMember asks pid, a process of the tree other than the root, to
 // stop as Terminate asks the root, after Holds(pid, same) proves it; on
 // Windows it does nothing, as Terminate does.

@@ -18,6 +18,8 @@ type treeSys struct {
 	members map[int]*member
 }
 
+const membershipProvesOwnership = false
+
 func (t *Tree) start(in *Cgroups) error {
 	if t.cmd.SysProcAttr == nil {
 		t.cmd.SysProcAttr = &syscall.SysProcAttr{}

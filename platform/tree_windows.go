@@ -10,6 +10,8 @@ import (
 	"golang.org/x/sys/windows"
 )
 
+const membershipProvesOwnership = true
+
 type treeSys struct {
 	job windows.Handle
 }

@@ -6,6 +6,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
+	"github.com/hermes-agent/hermes-supervisor/platform"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
@@ -27,10 +28,12 @@ func (s *Supervisor) findGateway(ctx context.Context) (procstate.Identity, bool)
 		return s.child.Identity(), true
 	}
 	st, ok := s.run.(*started)
-	if !ok || rec.StartTime == nil {
-		// An adopted gateway was proven by its own pid; a record without
-		// a start time proves no process.
+	if !ok {
+		// An adopted gateway was proven by its own pid.
 		return procstate.Identity{}, false
+	}
+	if rec.StartTime == nil {
+		return s.memberGateway(ctx, st, rec)
 	}
 	same := func() bool {
 		l, err := s.prober.Look(ctx, rec.PID)
@@ -40,6 +43,30 @@ func (s *Supervisor) findGateway(ctx context.Context) (procstate.Identity, bool)
 		return procstate.Identity{}, false
 	}
 	return rec.Identity(), true
+}
+
+// memberGateway finds the gateway of a record without a start time (a
+// Hermes that could not read its own, psutil missing): where membership
+// of our tree alone proves a process ours (a job object on Windows, which
+// only our child's descendants can be in, asked holding a handle that
+// keeps the pid from naming another), the gateway is the member the pid
+// names, with the start time read from it then. A process group proves
+// nothing alone, so on POSIX such a record finds no gateway.
+func (s *Supervisor) memberGateway(ctx context.Context, st *started, rec lockstore.Record) (procstate.Identity, bool) {
+	if !platform.MembershipProvesOwnership {
+		return procstate.Identity{}, false
+	}
+	id := rec.Identity()
+	member := func() bool {
+		if l, err := s.prober.Look(ctx, rec.PID); err == nil {
+			id.StartTime = l.StartTime
+		}
+		return true
+	}
+	if !st.tree.Holds(rec.PID, member) {
+		return procstate.Identity{}, false
+	}
+	return id, true
 }
 
 // gatewayID is whom the planned-stop marker, the lock listing and the

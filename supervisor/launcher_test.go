@@ -2,10 +2,13 @@ package supervisor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,6 +36,17 @@ func launcher(argv []string) int {
 		return ee.ExitCode()
 	}
 	return 127
+}
+
+// recordStart writes the working directory and PYTHONIOENCODING it was
+// started with to file, then runs argv as launcher does.
+func recordStart(file string, argv []string) int {
+	wd, _ := os.Getwd()
+	b, _ := json.Marshal(map[string]string{"dir": wd, "PYTHONIOENCODING": os.Getenv("PYTHONIOENCODING")})
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		return 127
+	}
+	return launcher(argv)
 }
 
 // The gateway is our child's child: readiness, the lock listing and the
@@ -82,5 +96,66 @@ func TestStopThroughLauncher(t *testing.T) {
 	}
 	if gs, err := lockstore.ReadState(h.layout.StateFile()); err != nil || gs.GatewayState != "stopped" {
 		t.Fatalf("gateway_state.json: %+v, %v", gs, err)
+	}
+}
+
+// A gateway.pid without start_time (a Hermes that cannot read its own)
+// behind a launcher: where tree membership alone proves a process ours (a
+// job object on Windows) the gateway is still found, so readiness comes
+// from gateway.pid, status shows the gateway beside its launcher, and the
+// stop is a planned exit rather than a kill after the timeout. A process
+// group proves nothing alone (POSIX): there no gateway is found.
+func TestLauncherGatewayWithoutStartTime(t *testing.T) {
+	const stopTimeout = 60 * time.Second
+	h := startHarnessWith(t, func(c *Config) {
+		c.Command = []string{os.Args[0], "launcher", os.Args[0], demogateway.Command, "-no-start-time"}
+		c.StopTimeout = stopTimeout
+		c.ReadyTimeout = 2 * stopTimeout
+		if !platform.MembershipProvesOwnership {
+			// Ready only by the timeout; the launcher forwards no SIGTERM,
+			// so the stop ends in a kill.
+			c.ReadyTimeout, c.StopTimeout = time.Second, 2*time.Second
+		}
+	})
+	// Running: ready by the gateway's files, or (POSIX) by the timeout,
+	// which counts it running but not ready.
+	st := h.waitFor("a running gateway", func(s *Status) bool { return s.State == Running && s.Child != nil })
+	rec, err := lockstore.ReadRecord(h.layout.PIDFile())
+	// Polls with a deadline: the launcher's child writes gateway.pid in
+	// another process, with nothing to wait on here.
+	for deadline := time.Now().Add(10 * time.Second); err != nil && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		rec, err = lockstore.ReadRecord(h.layout.PIDFile())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.StartTime != nil || rec.PID == st.Child.PID {
+		t.Fatalf("gateway.pid %+v: want a record without start_time naming the launcher's child", rec)
+	}
+	got := h.sup.Do(context.Background(), "status").Status.Child
+	if !platform.MembershipProvesOwnership {
+		if got.Gateway != nil || got.ReadyBy != "ready timeout" {
+			t.Errorf("a process group alone proved gateway %+v (ready by %s)", got.Gateway, got.ReadyBy)
+		}
+		return
+	}
+	if got.Gateway == nil || got.Gateway.PID != rec.PID || got.Gateway.StartTime == nil {
+		t.Fatalf("status shows gateway %+v beside launcher %d, want pid %d with its live start time", got.Gateway, got.PID, rec.PID)
+	}
+	if got.ReadyBy == "ready timeout" {
+		t.Errorf("ready by %s: the gateway's own files were never read", got.ReadyBy)
+	}
+	var text strings.Builder
+	_ = (&Status{State: Running, Child: got}).WriteText(&text, time.Now())
+	if want := fmt.Sprintf("gateway:    pid %d (its launcher: pid %d)", rec.PID, got.PID); !strings.Contains(text.String(), want) {
+		t.Errorf("status text lacks %q:\n%s", want, text.String())
+	}
+	began := time.Now()
+	r := h.sup.Do(context.Background(), "stop")
+	if !r.OK || r.Status.LastExit == nil || r.Status.LastExit.Code != 0 {
+		t.Fatalf("stop answer %+v: want the gateway's planned exit 0", r)
+	}
+	if took := time.Since(began); took > stopTimeout/3 {
+		t.Errorf("stop took %s of a %s timeout: the gateway never saw its marker", took, stopTimeout)
 	}
 }

@@ -60,6 +60,18 @@ type Child struct {
 	// every member dies with it; empty when no cgroup was delegated to us
 	// and the process group alone holds its tree.
 	Cgroup string `json:"cgroup,omitempty"`
+	// Gateway is the process gateway.pid names when it is not the child
+	// itself: pip's and uv's hermes.exe console launcher runs python.exe
+	// as its child, so PID above is then the launcher's. Nil until found
+	// in the child's tree, and when the child is the gateway.
+	Gateway *Process `json:"gateway,omitempty"`
+}
+
+// Process names one process by its pid and start time (in Hermes' units;
+// nil when unknown).
+type Process struct {
+	PID       int    `json:"pid"`
+	StartTime *int64 `json:"start_time"`
 }
 
 // Identity returns the child's process identity.
@@ -122,7 +134,11 @@ func (s *Status) WriteText(w io.Writer, now time.Time) error {
 		fmt.Fprintf(&b, "supervisor: pid %d (%s)\n", s.Supervisor.PID, q(s.Source))
 	}
 	if c := s.Child; c != nil {
-		fmt.Fprintf(&b, "gateway:    pid %d, up %s", c.PID, now.Sub(c.StartedAt).Round(time.Second))
+		if c.Gateway != nil {
+			fmt.Fprintf(&b, "gateway:    pid %d (its launcher: pid %d), up %s", c.Gateway.PID, c.PID, now.Sub(c.StartedAt).Round(time.Second))
+		} else {
+			fmt.Fprintf(&b, "gateway:    pid %d, up %s", c.PID, now.Sub(c.StartedAt).Round(time.Second))
+		}
 		switch {
 		case c.Orphaned:
 			b.WriteString(", unsupervised: its supervisor was killed; the next `hermes-supervisor run` reclaims it")

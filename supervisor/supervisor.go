@@ -741,6 +741,9 @@ func (s *Supervisor) snapshot() *Status {
 		c := *s.child
 		c.Argv = slices.Clone(c.Argv)
 		s.describeWatch(&c)
+		if gw := s.gateway; gw != nil && gw.PID != c.PID {
+			c.Gateway = &Process{PID: gw.PID, StartTime: gw.StartTime}
+		}
 		st.Child = &c
 	}
 	return st

@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 2 && os.Args[1] == "launcher" {
 		os.Exit(launcher(os.Args[2:]))
 	}
+	if len(os.Args) > 3 && os.Args[1] == "record-start" {
+		os.Exit(recordStart(os.Args[2], os.Args[3:]))
+	}
 	testHelper(os.Args[1:])
 	os.Exit(m.Run())
 }

@@ -6,7 +6,7 @@
 # of this home and moves its Startup-folder launcher aside.
 param(
     [Parameter(Mandatory = $true)][string]$Exe,
-    [string]$HermesHome = (Join-Path $env:USERPROFILE '.hermes'),
+    [string]$HermesHome = '',
     [switch]$Migrate,
     [int]$WaitSeconds = 90
 )
@@ -18,6 +18,18 @@ $unsafe = '[\p{Cc}\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff
 function Assert-Safe([string]$what, [string]$value) {
     if ($value -match $unsafe) { throw "$what holds a control character or line separator: fix it, nothing was changed" }
 }
+if (-not $HermesHome) {
+    # Hermes' own default, as install resolves it: HERMES_HOME when set,
+    # else %LOCALAPPDATA%\hermes (with HERMES_DATA_DIR_SUFFIX) of the
+    # user running this script, who is the user the service runs as.
+    if ("$env:HERMES_HOME".Trim()) {
+        $HermesHome = "$env:HERMES_HOME".Trim()
+    } else {
+        $base = [Environment]::GetEnvironmentVariable('LOCALAPPDATA')
+        if (-not $base) { $base = Join-Path $env:USERPROFILE 'AppData\Local' }
+        $HermesHome = Join-Path $base ('hermes' + $env:HERMES_DATA_DIR_SUFFIX)
+    }
+}
 Assert-Safe '-Exe' $Exe
 Assert-Safe '-HermesHome' $HermesHome
 
@@ -28,8 +40,14 @@ $launcherDir = Join-Path $HermesHome 'gateway-service'
 $tasks = @(Get-ChildItem -Path $launcherDir -Filter 'Hermes_Gateway*' -File -ErrorAction SilentlyContinue |
     Where-Object { $_.Extension -in '.vbs', '.js', '.cmd' } | ForEach-Object { $_.BaseName } | Sort-Object -Unique)
 $startup = [Environment]::GetFolderPath('Startup')
+# A JScript entry (Hermes writes one where VBScript is absent) doubles
+# every backslash of the path it starts.
 $entries = @(Get-ChildItem -Path $startup -Filter 'Hermes_Gateway*' -File -ErrorAction SilentlyContinue |
-    Where-Object { "$(Get-Content -Raw $_.FullName)".ToLower().Contains("$launcherDir\".ToLower()) })
+    Where-Object {
+        $text = "$(Get-Content -Raw $_.FullName)"
+        if ($_.Extension -eq '.js') { $text = $text.Replace('\\', '\') }
+        $text.ToLower().Contains("$launcherDir\".ToLower())
+    })
 foreach ($task in $tasks) {
     if ($Migrate) {
         schtasks /End /TN $task 2>$null
@@ -53,6 +71,20 @@ foreach ($entry in $entries) {
 $me = [System.Security.Principal.WindowsIdentity]::GetCurrent()
 $sid = $me.User.Value
 $cred = Get-Credential -UserName $me.Name -Message 'The hermes-supervisor service runs as you: your Windows password'
+# Without the "Log on as a service" right the service manager cannot log
+# on as you and the start fails with error 1069: grant it, as install does.
+$rights = Join-Path $env:TEMP 'hermes-supervisor-rights.inf'
+secedit /export /areas USER_RIGHTS /cfg $rights | Out-Null
+$held = Select-String -Path $rights -Pattern '^SeServiceLogonRight\s*=\s*(.*)$' | Select-Object -First 1
+if (-not $held -or ($held.Matches[0].Groups[1].Value -split ',' | ForEach-Object { $_.Trim() }) -notcontains "*$sid") {
+    $list = if ($held) { $held.Matches[0].Groups[1].Value + ",*$sid" } else { "*$sid" }
+    Set-Content -Path $rights -Encoding Unicode -Value @('[Unicode]', 'Unicode=yes', '[Version]', 'signature="$CHICAGO$"', 'Revision=1', '[Privilege Rights]', "SeServiceLogonRight = $list")
+    secedit /configure /db (Join-Path $env:TEMP 'hermes-supervisor-rights.sdb') /cfg $rights /areas USER_RIGHTS | Out-Null
+    if ($LASTEXITCODE -ne 0) {
+        throw "could not grant $($me.Name) the right to log on as a service: run secpol.msc, open Local Policies > User Rights Assignment > Log on as a service, add $($me.Name), then rerun this script"
+    }
+}
+Remove-Item -Path $rights -ErrorAction SilentlyContinue
 $hermes = (Get-Command hermes -CommandType Application -ErrorAction Stop).Source
 Assert-Safe 'the hermes found on PATH' $hermes
 Assert-Safe 'PATH' $env:PATH
@@ -72,9 +104,7 @@ if (Get-Service -Name $name -ErrorAction SilentlyContinue) {
         -Description "Supervises the Hermes Agent gateway for $HermesHome (hermes-supervisor)." | Out-Null
 }
 # Your PATH for the gateway's own tools; you may start, stop and query the
-# service without an elevated shell. Without the "Log on as a service"
-# right (secpol.msc; `hermes-supervisor install` grants it) the start fails
-# with error 1069.
+# service without an elevated shell.
 Set-ItemProperty -Path "HKLM:\SYSTEM\CurrentControlSet\Services\$name" -Name Environment -Type MultiString -Value @("PATH=$env:PATH")
 sc.exe sdset $name "D:(A;;CCLCSWRPWPDTLOCRRC;;;SY)(A;;CCDCLCSWRPWPDTLOCRSDRCWDWO;;;BA)(A;;CCLCSWLOCRRC;;;IU)(A;;CCLCSWLOCRRC;;;SU)(A;;CCLCSWRPWPLOCRRC;;;$sid)" | Out-Null
 # Restart after 5s, then 10s, then 1m0s; a day without failures resets the count; also

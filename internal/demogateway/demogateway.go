@@ -63,6 +63,7 @@ type options struct {
 	grandchildFile string
 	sleepForever   bool
 	naive          bool
+	noStartTime    bool
 	hangAfter      time.Duration
 }
 
@@ -102,6 +103,7 @@ func Main(args []string, getenv func(string) string, stderr io.Writer) int {
 	fs.StringVar(&o.grandchildFile, "grandchild-pid-file", "", "write the grandchild's pid here")
 	fs.BoolVar(&o.sleepForever, "sleep", false, "only block until killed (used for the grandchild)")
 	fs.DurationVar(&o.hangAfter, "hang-after", 0, "hang (stop pinging and block) this long after running, to show hang detection; also "+EnvHang)
+	fs.BoolVar(&o.noStartTime, "no-start-time", false, "record no start_time, as a Hermes that cannot read its own (psutil missing) writes null")
 	fs.BoolVar(&o.naive, "naive", false, "judge files as naive gateways do (refuse while gateway.pid exists), to show a flap loop")
 	if err := fs.Parse(hermesWords(args)); err != nil {
 		return 2
@@ -155,6 +157,9 @@ func newGateway(o options, getenv func(string) string, stderr io.Writer) (*gatew
 	self, err := procstate.NewProber(procstate.Options{StartTolerance: -1}).Self(context.Background())
 	if err != nil {
 		return nil, err
+	}
+	if o.noStartTime {
+		self.StartTime = nil
 	}
 	return &gateway{o: o, layout: lockstore.Layout{Home: o.home, LockDir: o.lockDir}, self: self, log: stderr, notify: newNotifier(getenv)}, nil
 }

@@ -28,6 +28,8 @@ var (
 	advapi32            = windows.NewLazySystemDLL("advapi32.dll")
 	lsaOpenPolicy       = advapi32.NewProc("LsaOpenPolicy")
 	lsaAddAccountRights = advapi32.NewProc("LsaAddAccountRights")
+	lsaEnumRights       = advapi32.NewProc("LsaEnumerateAccountRights")
+	lsaFreeMemory       = advapi32.NewProc("LsaFreeMemory")
 	lsaClose            = advapi32.NewProc("LsaClose")
 )
 
@@ -50,30 +52,91 @@ const (
 	policyLookupNames   = 0x800
 )
 
-// grantServiceLogon gives the account sid the "log on as a service" right,
-// without which the service manager cannot start a service as it (error
-// 1069); the Services console grants it the same way.
-func grantServiceLogon(sid string) error {
+// serviceLogonRight is the "log on as a service" right.
+const serviceLogonRight = "SeServiceLogonRight"
+
+// grantServiceLogon gives the account sid (named account) the "log on as
+// a service" right, without which the service manager cannot start a
+// service as it (error 1069); the Services console grants it the same
+// way. When Windows refuses the grant (a domain policy that sets the
+// right, a machine without the LSA) and the account does not hold the
+// right already, the error says how to grant it by hand.
+func grantServiceLogon(sid, account string) error {
+	err := addAccountRight(sid, serviceLogonRight)
+	if err == nil {
+		return nil
+	}
+	if held, herr := hasAccountRight(sid, serviceLogonRight); herr == nil && held {
+		return nil
+	}
+	return fmt.Errorf("grant %s the right to log on as a service: %w; without it the service cannot start (error 1069): run secpol.msc, open Local Policies > User Rights Assignment > Log on as a service, add %s (or ask your domain administrator, when a group policy sets it), then rerun install",
+		account, err, account)
+}
+
+// lsaPolicy opens the local LSA policy with access.
+func lsaPolicy(access uintptr) (windows.Handle, error) {
+	var attrs lsaObjectAttributes
+	attrs.Length = uint32(unsafe.Sizeof(attrs))
+	var pol windows.Handle
+	if err := lsaOpenPolicy.Find(); err != nil {
+		return 0, err
+	}
+	if st, _, _ := lsaOpenPolicy.Call(0, uintptr(unsafe.Pointer(&attrs)), access, uintptr(unsafe.Pointer(&pol))); st != 0 {
+		return 0, fmt.Errorf("LsaOpenPolicy: %w", windows.NTStatus(st))
+	}
+	return pol, nil
+}
+
+func addAccountRight(sid, right string) error {
 	s, err := windows.StringToSid(sid)
 	if err != nil {
 		return fmt.Errorf("parse SID %s: %w", sid, err)
 	}
-	var attrs lsaObjectAttributes
-	attrs.Length = uint32(unsafe.Sizeof(attrs))
-	var pol windows.Handle
-	if st, _, _ := lsaOpenPolicy.Call(0, uintptr(unsafe.Pointer(&attrs)), policyCreateAccount|policyLookupNames, uintptr(unsafe.Pointer(&pol))); st != 0 {
-		return fmt.Errorf("LsaOpenPolicy: %w", windows.NTStatus(st))
-	}
-	defer lsaClose.Call(uintptr(pol)) //nolint:errcheck // nothing to do about it
-	right, err := windows.UTF16FromString("SeServiceLogonRight")
+	pol, err := lsaPolicy(policyCreateAccount | policyLookupNames)
 	if err != nil {
 		return err
 	}
-	us := lsaUnicodeString{Length: uint16((len(right) - 1) * 2), MaximumLength: uint16(len(right) * 2), Buffer: &right[0]}
+	defer lsaClose.Call(uintptr(pol)) //nolint:errcheck // nothing to do about it
+	r, err := windows.UTF16FromString(right)
+	if err != nil {
+		return err
+	}
+	us := lsaUnicodeString{Length: uint16((len(r) - 1) * 2), MaximumLength: uint16(len(r) * 2), Buffer: &r[0]}
 	if st, _, _ := lsaAddAccountRights.Call(uintptr(pol), uintptr(unsafe.Pointer(s)), uintptr(unsafe.Pointer(&us)), 1); st != 0 {
-		return fmt.Errorf("LsaAddAccountRights SeServiceLogonRight: %w", windows.NTStatus(st))
+		return fmt.Errorf("LsaAddAccountRights %s: %w", right, windows.NTStatus(st))
 	}
 	return nil
+}
+
+// hasAccountRight reports whether the account sid holds right itself (not
+// through a group: the LSA lists an account's own rights only, which is
+// what a grant adds).
+func hasAccountRight(sid, right string) (bool, error) {
+	s, err := windows.StringToSid(sid)
+	if err != nil {
+		return false, fmt.Errorf("parse SID %s: %w", sid, err)
+	}
+	pol, err := lsaPolicy(policyLookupNames)
+	if err != nil {
+		return false, err
+	}
+	defer lsaClose.Call(uintptr(pol)) //nolint:errcheck // nothing to do about it
+	var list *lsaUnicodeString
+	var n uint32
+	st, _, _ := lsaEnumRights.Call(uintptr(pol), uintptr(unsafe.Pointer(s)), uintptr(unsafe.Pointer(&list)), uintptr(unsafe.Pointer(&n)))
+	if st == uintptr(windows.STATUS_OBJECT_NAME_NOT_FOUND) {
+		return false, nil // an account with no rights of its own
+	}
+	if st != 0 {
+		return false, fmt.Errorf("LsaEnumerateAccountRights: %w", windows.NTStatus(st))
+	}
+	defer lsaFreeMemory.Call(uintptr(unsafe.Pointer(list))) //nolint:errcheck // nothing to do about it
+	for _, u := range unsafe.Slice(list, n) {
+		if windows.UTF16ToString(unsafe.Slice(u.Buffer, u.Length/2)) == right {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // grantInstaller sets the service's DACL to serviceSDDL(installer).

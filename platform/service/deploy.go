@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/platform"
 )
 
 // packaged is the configuration of the files under deploy/: the binary
@@ -99,7 +101,7 @@ func powershellInstall(c Config) ([]byte, error) {
 # of this home and moves its Startup-folder launcher aside.
 param(
     [Parameter(Mandatory = $true)][string]$Exe,
-    [string]$HermesHome = (Join-Path $env:USERPROFILE '.hermes'),
+    [string]$HermesHome = '',
     [switch]$Migrate,
     [int]$WaitSeconds = 90
 )
@@ -111,6 +113,18 @@ $unsafe = '[\p{Cc}\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff
 function Assert-Safe([string]$what, [string]$value) {
     if ($value -match $unsafe) { throw "$what holds a control character or line separator: fix it, nothing was changed" }
 }
+if (-not $HermesHome) {
+    # Hermes' own default, as install resolves it: HERMES_HOME when set,
+    # else %%LOCALAPPDATA%%\%[8]s (with HERMES_DATA_DIR_SUFFIX) of the
+    # user running this script, who is the user the service runs as.
+    if ("$env:HERMES_HOME".Trim()) {
+        $HermesHome = "$env:HERMES_HOME".Trim()
+    } else {
+        $base = [Environment]::GetEnvironmentVariable('%[9]s')
+        if (-not $base) { $base = Join-Path $env:USERPROFILE 'AppData\Local' }
+        $HermesHome = Join-Path $base ('%[8]s' + $env:HERMES_DATA_DIR_SUFFIX)
+    }
+}
 Assert-Safe '-Exe' $Exe
 Assert-Safe '-HermesHome' $HermesHome
 
@@ -121,8 +135,14 @@ $launcherDir = Join-Path $HermesHome 'gateway-service'
 $tasks = @(Get-ChildItem -Path $launcherDir -Filter '%[2]s*' -File -ErrorAction SilentlyContinue |
     Where-Object { $_.Extension -in '.vbs', '.js', '.cmd' } | ForEach-Object { $_.BaseName } | Sort-Object -Unique)
 $startup = [Environment]::GetFolderPath('Startup')
+# A JScript entry (Hermes writes one where VBScript is absent) doubles
+# every backslash of the path it starts.
 $entries = @(Get-ChildItem -Path $startup -Filter '%[2]s*' -File -ErrorAction SilentlyContinue |
-    Where-Object { "$(Get-Content -Raw $_.FullName)".ToLower().Contains("$launcherDir\".ToLower()) })
+    Where-Object {
+        $text = "$(Get-Content -Raw $_.FullName)"
+        if ($_.Extension -eq '.js') { $text = $text.Replace('\\', '\') }
+        $text.ToLower().Contains("$launcherDir\".ToLower())
+    })
 foreach ($task in $tasks) {
     if ($Migrate) {
         schtasks /End /TN $task 2>$null
@@ -146,6 +166,20 @@ foreach ($entry in $entries) {
 $me = [System.Security.Principal.WindowsIdentity]::GetCurrent()
 $sid = $me.User.Value
 $cred = Get-Credential -UserName $me.Name -Message 'The hermes-supervisor service runs as you: your Windows password'
+# Without the "Log on as a service" right the service manager cannot log
+# on as you and the start fails with error 1069: grant it, as install does.
+$rights = Join-Path $env:TEMP 'hermes-supervisor-rights.inf'
+secedit /export /areas USER_RIGHTS /cfg $rights | Out-Null
+$held = Select-String -Path $rights -Pattern '^SeServiceLogonRight\s*=\s*(.*)$' | Select-Object -First 1
+if (-not $held -or ($held.Matches[0].Groups[1].Value -split ',' | ForEach-Object { $_.Trim() }) -notcontains "*$sid") {
+    $list = if ($held) { $held.Matches[0].Groups[1].Value + ",*$sid" } else { "*$sid" }
+    Set-Content -Path $rights -Encoding Unicode -Value @('[Unicode]', 'Unicode=yes', '[Version]', 'signature="$CHICAGO$"', 'Revision=1', '[Privilege Rights]', "SeServiceLogonRight = $list")
+    secedit /configure /db (Join-Path $env:TEMP 'hermes-supervisor-rights.sdb') /cfg $rights /areas USER_RIGHTS | Out-Null
+    if ($LASTEXITCODE -ne 0) {
+        throw "could not grant $($me.Name) the right to log on as a service: run secpol.msc, open Local Policies > User Rights Assignment > Log on as a service, add $($me.Name), then rerun this script"
+    }
+}
+Remove-Item -Path $rights -ErrorAction SilentlyContinue
 $hermes = (Get-Command hermes -CommandType Application -ErrorAction Stop).Source
 Assert-Safe 'the hermes found on PATH' $hermes
 Assert-Safe 'PATH' $env:PATH
@@ -165,9 +199,7 @@ if (Get-Service -Name $name -ErrorAction SilentlyContinue) {
         -Description "Supervises the Hermes Agent gateway for $HermesHome (hermes-supervisor)." | Out-Null
 }
 # Your PATH for the gateway's own tools; you may start, stop and query the
-# service without an elevated shell. Without the "Log on as a service"
-# right (secpol.msc; `+"`hermes-supervisor install`"+` grants it) the start fails
-# with error 1069.
+# service without an elevated shell.
 Set-ItemProperty -Path "HKLM:\SYSTEM\CurrentControlSet\Services\$name" -Name Environment -Type MultiString -Value @("PATH=$env:PATH")
 sc.exe sdset $name "%[7]s" | Out-Null
 # Restart after %[4]s; a day without failures resets the count; also
@@ -185,7 +217,7 @@ while ((Get-Service -Name $name).Status -ne 'Running') {
     Start-Sleep -Milliseconds 200
 }
 Write-Output "service $name is running"
-`, Name, hermesTask, strings.Join(quoted, ", "), recoveryText(), recoveryReset, strings.Join(actions, "/"), sddl)
+`, Name, hermesTask, strings.Join(quoted, ", "), recoveryText(), recoveryReset, strings.Join(actions, "/"), sddl, platform.WindowsHomeName, platform.WindowsHomeBase)
 	return []byte(b.String()), nil
 }
 

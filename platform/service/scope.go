@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"howett.net/plist"
@@ -194,10 +195,84 @@ func hermesWindowsLaunchers(home, startup string, glob func(string) ([]string, e
 	for _, ext := range []string{".vbs", ".js", ".cmd"} {
 		for _, e := range globSorted(glob, filepath.Join(startup, "Hermes_Gateway*"+ext)) {
 			b, err := read(e)
-			if err == nil && strings.Contains(strings.ToLower(string(b)), strings.ToLower(winDir)) {
+			if err == nil && startsLauncherIn(ext, b, winDir) {
 				entries = append(entries, e)
 			}
 		}
 	}
 	return tasks, entries
+}
+
+// startsLauncherIn reports whether a Startup-folder script names a file in
+// dir (a Windows path ending in a backslash, compared without regard to
+// case). A JScript entry, which Hermes writes where VBScript is absent,
+// holds the path as a string literal with every backslash doubled: it is
+// compared as JScript reads its literals, and only them, so a path in a
+// comment starts nothing.
+func startsLauncherIn(ext string, script []byte, dir string) bool {
+	dir = strings.ToLower(dir)
+	if ext != ".js" {
+		return strings.Contains(strings.ToLower(string(script)), dir)
+	}
+	for _, lit := range jsStringLiterals(string(script)) {
+		if strings.Contains(strings.ToLower(lit), dir) {
+			return true
+		}
+	}
+	return false
+}
+
+// jsStringLiterals returns the values of the single- and double-quoted
+// string literals of a JScript source, escapes undone as JScript undoes
+// them, skipping comments. An unterminated literal ends at the line's end.
+func jsStringLiterals(src string) []string {
+	var out []string
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; {
+		case strings.HasPrefix(src[i:], "//"):
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+		case strings.HasPrefix(src[i:], "/*"):
+			end := strings.Index(src[i+2:], "*/")
+			if end < 0 {
+				return out
+			}
+			i += end + 3
+		case c == '"' || c == '\'':
+			var b strings.Builder
+			for i++; i < len(src) && src[i] != c && src[i] != '\n'; i++ {
+				if src[i] != '\\' || i+1 >= len(src) {
+					b.WriteByte(src[i])
+					continue
+				}
+				i++
+				switch e := src[i]; e {
+				case 'n':
+					b.WriteByte('\n')
+				case 't':
+					b.WriteByte('\t')
+				case 'r':
+					b.WriteByte('\r')
+				case '\n':
+					// a line continuation
+				case 'x', 'u':
+					n := 2
+					if e == 'u' {
+						n = 4
+					}
+					if v, err := strconv.ParseUint(src[i+1:min(i+1+n, len(src))], 16, 32); err == nil && i+n < len(src) {
+						b.WriteRune(rune(v))
+						i += n
+					} else {
+						b.WriteByte(e)
+					}
+				default:
+					b.WriteByte(e) // \\, \", \' and any other: the character itself
+				}
+			}
+			out = append(out, b.String())
+		}
+	}
+	return out
 }

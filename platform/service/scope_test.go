@@ -101,7 +101,31 @@ func TestWindowsLaunchersOfThisHome(t *testing.T) {
 	if !slices.Equal(tasks, []string{"Hermes_Gateway"}) {
 		t.Errorf("tasks %q, want [Hermes_Gateway]: the work profile's launcher sets another HERMES_HOME", tasks)
 	}
-	if len(entries) != 1 || filepath.Base(entries[0]) != "Hermes_Gateway.vbs" {
-		t.Errorf("Startup entries %q, want only Hermes_Gateway.vbs (the work entry starts another home's launcher)", entries)
+	var names []string
+	for _, e := range entries {
+		names = append(names, filepath.Base(e))
+	}
+	// Hermes_Gateway_js.js is the JScript entry Hermes writes where
+	// VBScript is absent: its path literal doubles every backslash.
+	// Hermes_Gateway_other.js starts the work profile's launcher and only
+	// names this home's in a comment.
+	if want := []string{"Hermes_Gateway.vbs", "Hermes_Gateway_js.js"}; !slices.Equal(names, want) {
+		t.Errorf("Startup entries %q, want %q (the work entries start another home's launcher)", names, want)
+	}
+}
+
+func TestJSStringLiterals(t *testing.T) {
+	tests := []struct {
+		src  string
+		want []string
+	}{
+		{`var a = "C:\\Users\\x"; // "not"`, []string{`C:\Users\x`}},
+		{`f('it\'s', "q\"q") /* 'no' */ + "\x41\u0042\n"`, []string{`it's`, `q"q`, "AB\n"}},
+		{`"open`, []string{"open"}},
+	}
+	for _, tt := range tests {
+		if got := jsStringLiterals(tt.src); !slices.Equal(got, tt.want) {
+			t.Errorf("jsStringLiterals(%s) = %q, want %q", tt.src, got, tt.want)
+		}
 	}
 }

@@ -86,8 +86,7 @@ func (m SCM) Install(c Config, migrate bool) (Plan, error) {
 	}
 	args := scmArgs(c, installer)
 	p.noteOrigins(c)
-	p.Steps = append(p.Steps, Step{What: "grant " + account + " the right to log on as a service", MayFail: true,
-		Do: func(context.Context) error { return grantServiceLogon(installer) }})
+	p.do("grant "+account+" the right to log on as a service", func(context.Context) error { return grantServiceLogon(installer, account) })
 	p.do(fmt.Sprintf("stop service %s if it runs, then create or update it: %s (automatic start, as %s)", Name, Join(append([]string{c.Exe}, args...)), account), func(ctx context.Context) error {
 		if c.Password == "" {
 			return fmt.Errorf("%w: the service runs as %s, not as LocalSystem, and the service manager needs that account's Windows password to log on as it: set %s", ErrNeedPassword, account, PasswordEnv)
@@ -299,14 +298,25 @@ func waitRunning(p *Plan, c Config) {
 	})
 }
 
+// notRunning says why the service is not running: the supervisor's own
+// state and reason when it still answers (a home held by Hermes' own
+// gateway says what to do there), and the log lines that explain it.
 func notRunning(c Config, st svc.Status, after string) error {
 	log := filepath.Join(c.Home, "hermes-supervisor.log")
-	lines := tailFile(log, 15)
+	lines := explainingLines(log, 15)
 	if lines == "" {
 		lines = "(none readable)"
 	}
-	return fmt.Errorf("%w: service %s is in state %d (exit code %d)%s; its last log lines:\n%s\nfix the cause (%s has more), then run `hermes-supervisor start`",
-		ErrNotRunning, Name, st.State, st.Win32ExitCode, after, lines, log)
+	says := ""
+	if c.Ready != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		if err := c.Ready(ctx); err != nil {
+			says = fmt.Sprintf("; %v", err)
+		}
+		cancel()
+	}
+	return fmt.Errorf("%w: service %s is in state %d (exit code %d)%s%s; its warnings and last log lines:\n%s\nfix the cause (%s has more), then run `hermes-supervisor start`",
+		ErrNotRunning, Name, st.State, st.Win32ExitCode, after, says, lines, log)
 }
 
 func isAdmin() bool { return windows.GetCurrentProcessToken().IsElevated() }
