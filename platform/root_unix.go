@@ -128,12 +128,12 @@ func openDir(dir string, create bool) (*os.Root, string, error) {
 			return nil, "", &os.PathError{Op: "lstat", Path: here, Err: errors.New("no owner")}
 		}
 		if !trustedOwner(st.Uid) {
-			what := "a directory"
+			what, could := "a directory", "replace what it holds"
 			if fi.Mode()&os.ModeSymlink != 0 {
-				what = "a link"
+				what, could = "a link", "point it anywhere"
 			}
-			return nil, "", fmt.Errorf("%s is %s owned by uid %d, and this supervisor runs as uid %d: that user could point it anywhere: %w",
-				here, what, st.Uid, os.Geteuid(), ErrUnsafeDir)
+			return nil, "", fmt.Errorf("%s is %s owned by uid %d, and this supervisor runs as uid %d: that user could %s: %w",
+				here, what, st.Uid, os.Geteuid(), could, ErrUnsafeDir)
 		}
 		switch {
 		case fi.Mode()&os.ModeSymlink != 0:

@@ -114,7 +114,7 @@ func prepareDir(path, flag string) (string, error) {
 	root, resolved, err := platform.OpenDir(path, true)
 	switch {
 	case errors.Is(err, platform.ErrUnsafeDir):
-		return "", fmt.Errorf("%w: run the supervisor as the directory's owner, or pass %s to a directory only you can write", err, flag)
+		return "", fmt.Errorf("%w: run the supervisor as the directory's owner, or pass %s to a directory only you can write, on a path only you and root can change", err, flag)
 	case errors.Is(err, syscall.ENOTDIR):
 		return "", fmt.Errorf("%s is a file, not a directory: pass %s to a directory: %w", path, flag, ErrNotDir)
 	case err != nil:
