@@ -149,5 +149,5 @@ func probeDir(root *os.Root, dir string) error {
 		return fmt.Errorf("%s is not writable: %w", dir, err)
 	}
 	f.Close()
-	return root.Remove(name)
+	return platform.RemoveIn(root, name)
 }
