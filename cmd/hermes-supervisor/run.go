@@ -165,7 +165,7 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 	if created {
 		log.Info("created home: it did not exist (check --home or HERMES_HOME if this is a typo)", zap.String("home", layout.Home))
 	} else if asked != resolved {
-		log.Info("the home is a link: supervising its target", zap.String("link", asked), zap.String("home", resolved))
+		log.Info("the home's path holds a link: supervising its target", zap.String("asked", asked), zap.String("home", resolved))
 	}
 	unlock, err := supervisor.LockHome(cmd.Context(), layout)
 	if err != nil {
@@ -176,7 +176,7 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 		return permanent(err)
 	}
 	cfg.Layout = layout
-	cfg.ControlAddress = platform.ControlAddress(layout.Home)
+	cfg.ControlAddress = controlAddress(asked, layout.Home)
 	cfg.Env = append(g.file.Env, "HERMES_HOME="+layout.Home, "HERMES_GATEWAY_LOCK_DIR="+layout.LockDir, "HERMES_SUPERVISED_CHILD=1")
 
 	// Where systemd delegated a cgroup to us (the unit's Delegate=yes), each
@@ -213,6 +213,19 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 		}()
 	}
 	return sup.Run(ctx)
+}
+
+// controlAddress is the address clients compute from the home as they
+// were given it (status, stop and a service's definition name the link,
+// not its target), so that they find this supervisor. An address inside
+// the home moves into the resolved home, whose socket directory is a real
+// one of ours; the path through the link still reaches it.
+func controlAddress(asked, resolved string) string {
+	addr := platform.ControlAddress(asked)
+	if filepath.Dir(addr) == filepath.Clean(asked) {
+		return filepath.Join(resolved, filepath.Base(addr))
+	}
+	return addr
 }
 
 // exitConfig is EX_CONFIG: a refusal no restart can fix. The service
