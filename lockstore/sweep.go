@@ -63,8 +63,11 @@ type sweepDirs struct {
 	home, lock *os.Root
 }
 
-// openDirs opens the home and the lock dir; one that does not exist holds
-// nothing to act on and stays nil.
+// openDirs opens the home and the lock dir as platform.OpenDir does,
+// following no link another user owns and passing through no directory
+// another user may write: a root sweep would otherwise remove files in a
+// directory of that user's choice. One that does not exist holds nothing
+// to act on and stays nil.
 func (s *Store) openDirs() (sweepDirs, error) {
 	var d sweepDirs
 	var errs []error
@@ -72,7 +75,7 @@ func (s *Store) openDirs() (sweepDirs, error) {
 		dir  string
 		root **os.Root
 	}{{s.layout.Home, &d.home}, {s.layout.LockDir, &d.lock}} {
-		r, err := os.OpenRoot(o.dir)
+		r, _, err := platform.OpenDir(o.dir, false)
 		switch {
 		case err == nil:
 			*o.root = r
@@ -114,8 +117,12 @@ func (s *Store) Sweep(ctx context.Context, dryRun bool) ([]Entry, error) {
 	// Opened before judging, so that what is judged and what is acted on
 	// are in the same directories; each action also checks that its file
 	// is still the one judged.
-	dirs, derr := s.openDirs()
-	defer dirs.close()
+	var dirs sweepDirs
+	var derr error
+	if !dryRun {
+		dirs, derr = s.openDirs()
+		defer dirs.close()
+	}
 	js, err := s.judgeAll(ctx)
 	errs := []error{err, derr} // holds every error of judging already
 	judgedErr := make([]bool, len(js))

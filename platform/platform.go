@@ -27,13 +27,6 @@ var ErrUnsafeDir = errors.New("directory is not private to this user")
 // of another user: someone else bound the address first.
 var ErrForeignPeer = errors.New("control endpoint belongs to another user")
 
-// CheckOwnDir refuses, with an error wrapping ErrUnsafeDir that names dir
-// and its owner or mode, a directory that a user other than the one we
-// run as may write: every file in it would be another user's to forge,
-// and as root we would act on their links. Root over a user's directory
-// counts, unless running as that user.
-func CheckOwnDir(dir string) error { return checkOwnDir(dir) }
-
 // DefaultHermesHome returns Hermes' home: $HERMES_HOME if non-blank, else
 // the per-OS default with HERMES_DATA_DIR_SUFFIX appended to its name.
 func DefaultHermesHome(getenv func(string) string) (string, error) {

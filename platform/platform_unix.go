@@ -143,28 +143,8 @@ func checkPrivateDir(dir string, create bool) error {
 		return fmt.Errorf("%s is owned by uid %d, not by uid %d: %w", dir, st.Uid, os.Geteuid(), ErrUnsafeDir)
 	case st.Mode&0o002 != 0 || (st.Mode&0o020 != 0 && int(st.Gid) != os.Getegid()):
 		// Group write is the user's own only under their primary group,
-		// the rule CheckOwnDir applies to the home.
+		// the rule OpenDir applies to the home.
 		return fmt.Errorf("%s has mode %#o, writable by other users: %w", dir, st.Mode&0o7777, ErrUnsafeDir)
-	}
-	return nil
-}
-
-// checkOwnDir requires dir (links followed: the home may be a link its
-// owner made) to belong to the effective user and to be writable by no one
-// else; a group-writable dir passes only when its group is the user's own
-// primary group, the usual user-private-group setup.
-func checkOwnDir(dir string) error {
-	var st unix.Stat_t
-	if err := unix.Stat(dir, &st); err != nil {
-		return &os.PathError{Op: "stat", Path: dir, Err: err}
-	}
-	switch {
-	case int(st.Uid) != os.Geteuid():
-		return fmt.Errorf("%s is owned by uid %d, and this supervisor runs as uid %d: %w", dir, st.Uid, os.Geteuid(), ErrUnsafeDir)
-	case st.Mode&0o002 != 0:
-		return fmt.Errorf("%s has mode %#o: any user may write it: %w", dir, st.Mode&0o7777, ErrUnsafeDir)
-	case st.Mode&0o020 != 0 && int(st.Gid) != os.Getegid():
-		return fmt.Errorf("%s has mode %#o: group %d may write it: %w", dir, st.Mode&0o7777, st.Gid, ErrUnsafeDir)
 	}
 	return nil
 }

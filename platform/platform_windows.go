@@ -201,10 +201,3 @@ func checkPipeServer(c net.Conn) error {
 	}
 	return nil
 }
-
-// checkOwnDir accepts every directory on Windows for now: the service runs
-// as LocalSystem over the installing user's %LOCALAPPDATA%, which that user
-// owns, so an owner check would refuse the one supported setup. Running
-// the service as the installing user is issue 17; docs/security.md says why
-// it is needed.
-func checkOwnDir(string) error { return nil }

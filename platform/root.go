@@ -29,3 +29,18 @@ func (s FileStamp) SameFile(o FileStamp) bool { return s.id == o.id && s.id != f
 // RemoveIn removes name, a file in the directory root was opened on,
 // without following a final symlink or leaving root.
 func RemoveIn(root *os.Root, name string) error { return removeIn(root, name) }
+
+// OpenDir opens the directory at the absolute path dir for a process that
+// will create, judge and remove files in it, and returns it with the path
+// it resolved to (no links left). On Unix it walks dir from "/" one
+// component at a time without following any link it has not judged: every
+// component (each directory and each link on the way, the ones a link
+// leads to included) must belong to us or to root, no directory on the way
+// may be writable by another user unless it is sticky, and dir itself must
+// be ours and writable by no one else; each directory is opened by the
+// identity it was judged by, so a component swapped during the walk is
+// refused, not followed. A refusal wraps ErrUnsafeDir and names the
+// component. With create, missing components are made, mode 0700. Every
+// later operation through the returned root stays in the directory
+// judged, whatever happens to its path.
+func OpenDir(dir string, create bool) (*os.Root, string, error) { return openDir(dir, create) }

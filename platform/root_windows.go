@@ -2,6 +2,7 @@ package platform
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -72,4 +73,31 @@ func removeIn(root *os.Root, name string) error {
 		return os.Remove(filepath.Join(root.Name(), name))
 	}
 	return err
+}
+
+// openDir judges no owner on Windows, where ACLs decide who may write: the
+// service runs as LocalSystem over the installing user's %LOCALAPPDATA%,
+// which that user owns, so an owner check would refuse the one supported
+// setup (running the service as that user is issue 17; docs/security.md
+// says why it is needed). It resolves dir's links once, as run does, and
+// opens the result; files in it are then reached only through the root,
+// which refuses a reparse point met there.
+func openDir(dir string, create bool) (*os.Root, string, error) {
+	if !filepath.IsAbs(dir) {
+		return nil, "", fmt.Errorf("open %s: not an absolute path", dir)
+	}
+	if create {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, "", err
+		}
+	}
+	resolved, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	r, err := os.OpenRoot(resolved)
+	if err != nil {
+		return nil, "", err
+	}
+	return r, resolved, nil
 }

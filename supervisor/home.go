@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
+	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
@@ -75,56 +78,76 @@ func lockOwner(ctx context.Context, path string) int {
 	}
 }
 
-// PrepareHome creates the home when it is missing (created reports that it
-// did, so that a mistyped --home is said once) and checks that it is a
-// directory only its owner may write. flag names the setting to change in
-// the error.
-func PrepareHome(home, flag string) (created bool, err error) {
-	if _, err := os.Stat(home); errors.Is(err, os.ErrNotExist) {
+// PrepareHome opens the home as platform.OpenDir does, creating it when
+// missing (created reports that it did, so that a mistyped --home is said
+// once), and returns the path it resolved to: a link the user owns is
+// followed once, here, and the supervisor works in its target from then
+// on. flag names the setting to change in the error; a refusal no restart
+// can fix wraps platform.ErrUnsafeDir or ErrNotDir.
+func PrepareHome(home, flag string) (resolved string, created bool, err error) {
+	if _, err := os.Lstat(home); errors.Is(err, os.ErrNotExist) {
 		created = true
 	}
-	return created, prepareDir(home, flag)
+	resolved, err = prepareDir(home, flag)
+	return resolved, created, err
 }
 
-// PrepareDirs checks the home and creates and checks the lock dir as
-// Hermes would, turning the usual mistakes into one actionable line each.
-func PrepareDirs(l lockstore.Layout) error {
-	for _, d := range []struct{ path, flag string }{{l.Home, "--home"}, {l.LockDir, "--lock-dir"}} {
-		if err := prepareDir(d.path, d.flag); err != nil {
-			return err
-		}
+// PrepareDirs opens and checks the home and creates, opens and checks the
+// lock dir as Hermes would, turning the usual mistakes into one actionable
+// line each, and returns the layout with both resolved (see PrepareHome).
+func PrepareDirs(l lockstore.Layout) (lockstore.Layout, error) {
+	var err error
+	if l.Home, err = prepareDir(l.Home, "--home"); err != nil {
+		return l, err
 	}
-	return nil
+	if l.LockDir, err = prepareDir(l.LockDir, "--lock-dir"); err != nil {
+		return l, err
+	}
+	return l, nil
 }
 
-func prepareDir(path, flag string) error {
-	if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
-		return fmt.Errorf("%s is a file, not a directory: pass %s to a directory", path, flag)
+// ErrNotDir reports a home or lock dir path that names something other
+// than a directory.
+var ErrNotDir = errors.New("not a directory")
+
+func prepareDir(path, flag string) (string, error) {
+	root, resolved, err := platform.OpenDir(path, true)
+	switch {
+	case errors.Is(err, platform.ErrUnsafeDir):
+		return "", fmt.Errorf("%w: run the supervisor as the directory's owner, or pass %s to a directory only you can write, on a path only you and root can change", err, flag)
+	case errors.Is(err, syscall.ENOTDIR):
+		return "", fmt.Errorf("%s is a file, not a directory: pass %s to a directory: %w", path, flag, ErrNotDir)
+	case err != nil:
+		return "", fmt.Errorf("create %s: %w: pass %s to a directory you may write", path, err, flag)
 	}
-	if err := os.MkdirAll(path, 0o700); err != nil {
-		return fmt.Errorf("create %s: %w: pass %s to a directory you may write", path, err, flag)
+	defer root.Close()
+	if err := probeDir(root, resolved); err != nil {
+		return "", fmt.Errorf("%w: fix its permissions, run as its owner, or pass %s to another directory", err, flag)
 	}
-	if err := platform.CheckOwnDir(path); err != nil {
-		return fmt.Errorf("%w: run the supervisor as the directory's owner, or pass %s to a directory only you can write", err, flag)
-	}
-	if err := probeDir(path); err != nil {
-		return fmt.Errorf("%w: fix its permissions, run as its owner, or pass %s to another directory", err, flag)
-	}
-	return nil
+	return resolved, nil
 }
 
 // probeDir checks that the gateway will be able to list, create and remove
 // files in dir, by doing it: permission bits, ACLs, read-only mounts and
 // root's exemptions all answer the same way. Without this the gateway fails
 // on every start and the supervisor backs off forever.
-func probeDir(dir string) error {
-	if _, err := os.ReadDir(dir); err != nil {
+func probeDir(root *os.Root, dir string) error {
+	d, err := root.Open(".")
+	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, ".hermes-supervisor-probe-*")
+	_, err = d.ReadDir(-1)
+	d.Close()
+	if err != nil {
+		return fmt.Errorf("%s cannot be listed: %w", dir, err)
+	}
+	// A random name, created exclusively: one left by a crash is not
+	// reused, and no name another process made is written through.
+	name := ".hermes-supervisor-probe-" + strconv.FormatUint(rand.Uint64(), 36)
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("%s is not writable: %w", dir, err)
 	}
 	f.Close()
-	return os.Remove(f.Name())
+	return platform.RemoveIn(root, name)
 }

@@ -119,12 +119,9 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 	}
 	defer log.Sync() //nolint:errcheck // stderr sync fails on terminals
 
-	cfg := supervisor.Config{
-		Layout:         layout,
-		ControlAddress: platform.ControlAddress(layout.Home),
-		ControlUsers:   f.controlUsers,
-		Env:            append(g.file.Env, "HERMES_HOME="+layout.Home, "HERMES_GATEWAY_LOCK_DIR="+layout.LockDir, "HERMES_SUPERVISED_CHILD=1"),
-	}
+	// Layout, address and environment are set again once the home and
+	// lock dir are resolved; Validate needs them before.
+	cfg := supervisor.Config{Layout: layout, ControlAddress: platform.ControlAddress(layout.Home), ControlUsers: f.controlUsers}
 	// One precedence rule: a flag the user set, else the config file, else
 	// the flag's default.
 	fl := cmd.Flags()
@@ -159,21 +156,31 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("invalid settings: %w", err)
 	}
-	created, err := supervisor.PrepareHome(layout.Home, "--home")
+	// The home and lock dir are resolved here, once: a link the user owns
+	// is followed, and from now on the supervisor, its control endpoint and
+	// the gateway work in its target.
+	asked := layout.Home
+	resolved, created, err := supervisor.PrepareHome(layout.Home, "--home")
 	if err != nil {
-		return err
+		return permanent(err)
 	}
+	layout.Home = resolved
 	if created {
 		log.Info("created home: it did not exist (check --home or HERMES_HOME if this is a typo)", zap.String("home", layout.Home))
+	} else if asked != resolved {
+		log.Info("the home's path holds a link: supervising its target", zap.String("asked", asked), zap.String("home", resolved))
 	}
 	unlock, err := supervisor.LockHome(cmd.Context(), layout)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if err := supervisor.PrepareDirs(layout); err != nil {
-		return err
+	if layout, err = supervisor.PrepareDirs(layout); err != nil {
+		return permanent(err)
 	}
+	cfg.Layout = layout
+	cfg.ControlAddress = controlAddress(asked, layout.Home)
+	cfg.Env = append(g.file.Env, "HERMES_HOME="+layout.Home, "HERMES_GATEWAY_LOCK_DIR="+layout.LockDir, "HERMES_SUPERVISED_CHILD=1")
 
 	// Where systemd delegated a cgroup to us (the unit's Delegate=yes), each
 	// gateway runs in one of its own, and what it leaves behind goes with
@@ -221,6 +228,35 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 		}()
 	}
 	return sup.Run(ctx)
+}
+
+// controlAddress is the address clients compute from the home as they
+// were given it (status, stop and a service's definition name the link,
+// not its target), so that they find this supervisor. An address inside
+// the home moves into the resolved home, whose socket directory is a real
+// one of ours; the path through the link still reaches it.
+func controlAddress(asked, resolved string) string {
+	addr := platform.ControlAddress(asked)
+	if filepath.Dir(addr) == filepath.Clean(asked) {
+		return filepath.Join(resolved, filepath.Base(addr))
+	}
+	return addr
+}
+
+// exitConfig is EX_CONFIG: a refusal no restart can fix. The service
+// definitions install writes do not restart a supervisor that exits with
+// it (systemd's RestartPreventExitStatus=78).
+const exitConfig = 78
+
+// permanent gives a refusal of the home or lock dir that only a person can
+// fix (another user's directory or link, a file where a directory should
+// be) the exit status exitConfig, so that no service manager restarts it
+// every second forever.
+func permanent(err error) error {
+	if errors.Is(err, platform.ErrUnsafeDir) || errors.Is(err, supervisor.ErrNotDir) {
+		return &exitError{code: exitConfig, err: err}
+	}
+	return err
 }
 
 // serviceNotifier keeps a notify-type service manager (systemd's

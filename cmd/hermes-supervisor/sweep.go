@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -39,11 +38,17 @@ few seconds are moved aside to <name>.corrupt. --dry-run changes nothing.`,
 			// stderr would only say each row twice.
 			log := zap.NewNop()
 			if !dryRun {
-				// Removing files another user may write would let them
-				// choose, with links and swaps, what we remove.
+				// Removing files where another user may write, or through
+				// their link, would let them choose what we remove. The
+				// sweep opens the dirs again the same way; this only says
+				// so before judging anything.
 				for _, d := range []struct{ path, flag string }{{layout.Home, "--home"}, {layout.LockDir, "--lock-dir"}} {
-					if err := platform.CheckOwnDir(d.path); err != nil && !errors.Is(err, os.ErrNotExist) {
-						return fmt.Errorf("%w: sweep as the directory's owner, or use --dry-run", err)
+					r, _, err := platform.OpenDir(d.path, false)
+					switch {
+					case errors.Is(err, platform.ErrUnsafeDir):
+						return &exitError{code: exitConfig, err: fmt.Errorf("%w: sweep as the directory's owner, pass %s to its real path, or use --dry-run", err, d.flag)}
+					case err == nil:
+						r.Close()
 					}
 				}
 			}

@@ -91,7 +91,9 @@ func (Systemd) Unit(c Config) ([]byte, error) {
 	if c.User != "" && c.User != "root" {
 		fmt.Fprintf(&b, "User=%s\n", c.User)
 	}
-	b.WriteString("Restart=on-failure\nRestartSec=1s\n")
+	// Exit 78 (EX_CONFIG) is a refusal no restart can fix: a home or lock
+	// dir another user controls. Restarting it every second helps no one.
+	b.WriteString("Restart=on-failure\nRestartSec=1s\nRestartPreventExitStatus=78\n")
 	b.WriteString("KillMode=mixed\nDelegate=yes\n")
 	b.WriteString("TimeoutStartSec=infinity\n")
 	fmt.Fprintf(&b, "TimeoutStopSec=%d\n", int((c.StopTimeout+stopGrace).Seconds()+0.999))
