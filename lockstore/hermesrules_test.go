@@ -24,6 +24,10 @@ type facts struct {
 	lock    lockState
 	lockRec string
 	procs   map[int]procFacts
+	// state is gateway_state.json's bytes ("": none), for get_running_pid's
+	// fallback; held says a process holds the judged file locked.
+	state string
+	held  bool
 }
 
 const (
@@ -205,17 +209,31 @@ func judgeFacts(kind string, f facts) decision {
 		l := recordFacts([]byte(f.lockRec), r.now, true, nil)
 		lockRec = &l
 	}
+	var state *fileFacts
+	if f.state != "" {
+		st := recordFacts([]byte(f.state), r.now, false, nil)
+		state = &st
+	}
+	file := func(barePID bool) fileFacts {
+		ff := recordFacts([]byte(f.file), mtime, barePID, nil)
+		ff.held = f.held
+		return ff
+	}
 	switch kind {
 	case string(KindPIDFile):
-		return r.pidFile(recordFacts([]byte(f.file), mtime, true, nil), f.lock, lockRec)
+		ff := file(true)
+		return keepHeld(ff, r.pidFile(ff, f.lock, lockRec, f.lock != lockHeld && r.runtimeStatusRunning(state)))
 	case string(KindRuntimeLock):
 		return r.runtimeLockFile(*lockRec, f.lock == lockHeld)
 	case string(KindScopedLock):
-		return r.scopedLockFile(recordFacts([]byte(f.file), mtime, false, nil))
+		ff := file(false)
+		return keepHeld(ff, r.scopedLockFile(ff))
 	case string(KindState):
-		return r.stateFile(recordFacts([]byte(f.file), mtime, false, nil))
+		ff := file(false)
+		return keepHeld(ff, r.stateFile(ff))
 	case string(KindMarker):
-		return r.markerFile(fileFacts{data: []byte(f.file), mtime: mtime})
+		ff := fileFacts{data: []byte(f.file), mtime: mtime, held: f.held}
+		return keepHeld(ff, r.markerFile(ff))
 	}
 	panic("no rule for " + kind)
 }
