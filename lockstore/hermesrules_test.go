@@ -13,6 +13,7 @@ import (
 
 	"github.com/hermes-agent/hermes-supervisor/internal/conformance"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
+	"github.com/hermes-agent/hermes-supervisor/procstate/pyparse"
 )
 
 // facts is what one conformance row implies, written down without
@@ -113,7 +114,7 @@ func rowFacts() map[string]facts {
 	restart := []string{"/opt/bin/hermes", "gateway", "restart"}
 	gwpy := []string{"/usr/bin/python3", "gw.py", "gateway", "run"}
 	now := time.Now().UTC()
-	return map[string]facts{
+	return merge(secondPassFacts(), map[string]facts{
 		"P01":  held(gw),
 		"P02":  free(gw, deadProc),
 		"P03":  free(rec(pidGateway, argvGateway, ruleHome, "start_time", nil), deadProc),
@@ -197,12 +198,14 @@ func rowFacts() map[string]facts {
 		"O23": {file: "{}"},
 		"O24": {file: rec(pidOther, argvGateway, otherHome), lock: lockHeld, procs: procs(pidOther, alive(argvGateway...))},
 		"O25": {file: gw, lock: lockHeld, lockRec: gw, procs: procs(pidGateway, stoppedProc(argvGateway...))},
-	}
+	})
 }
 
 // judgeFacts applies the rule for a row's kind of file to its facts.
 func judgeFacts(kind string, f facts) decision {
-	r := &rules{home: ruleHome, now: time.Now(), procs: f.procs}
+	r := &rules{home: ruleHome, now: time.Now(), procs: f.procs, expand: func(p string) (string, bool) {
+		return pyparse.ExpandUser(p, "/home/ann", nil), true
+	}}
 	mtime := r.now.Add(-f.age)
 	var lockRec *fileFacts
 	if f.lock != lockNone {
@@ -231,6 +234,8 @@ func judgeFacts(kind string, f facts) decision {
 	case string(KindState):
 		ff := file(false)
 		return keepHeld(ff, r.stateFile(ff))
+	case string(KindLeftover): // an old one, as the rows build
+		return keepHeld(fileFacts{held: f.held}, decision{verdict: procstate.Dead, action: ActionSweep, reason: "left over"})
 	case string(KindMarker):
 		ff := fileFacts{data: []byte(f.file), mtime: mtime, held: f.held}
 		return keepHeld(ff, r.markerFile(ff))

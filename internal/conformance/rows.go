@@ -99,8 +99,11 @@ func (e *Env) marker(p *Proc, writtenAt string) string {
 
 const isoOffset = "2006-01-02T15:04:05.000000-07:00"
 
-// Rows returns every layout of hermes-verdicts.md, then ours.
-func Rows() []Row {
+// Rows returns every layout of hermes-verdicts.md, then ours, then
+// those of the second pass.
+func Rows() []Row { return append(firstPass(), secondPass()...) }
+
+func firstPass() []Row {
 	return []Row{
 		// gateway.pid
 		{ID: "P01", File: "pid-file", Layout: "our own live gateway (holds gateway.lock)", Hermes: "live", Verdict: "alive", Action: "keep",
