@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/hermes-agent/hermes-supervisor/procstate"
+	"github.com/hermes-agent/hermes-supervisor/procstate/pyparse"
 )
 
 // procFacts is one look at a pid: what _pid_exists,
@@ -401,12 +402,13 @@ func (r *rules) scopedLockFile(f fileFacts) decision {
 }
 
 // markerStale mirrors _marker_is_stale: older than the TTL, or a time
-// Python's fromisoformat cannot read with an offset. A marker dated in the
-// future is fresh, as in Hermes. It is the one freshness rule for
-// markers: the sweep's, and that of PlannedStop.Fresh.
+// Python 3.11's datetime.fromisoformat cannot read, or reads without an
+// offset (subtracting it from an aware now raises TypeError). A marker
+// dated in the future is fresh, as in Hermes. It is the one freshness
+// rule for markers: the sweep's, and that of PlannedStop.Fresh.
 func markerStale(writtenAt string, now time.Time) bool {
-	t, err := time.Parse(time.RFC3339Nano, writtenAt)
-	return err != nil || now.Sub(t) > MarkerTTL
+	t, aware, err := pyparse.FromISOFormat(writtenAt)
+	return err != nil || !aware || now.Sub(t) > MarkerTTL
 }
 
 // markerFile applies _read_live_pid_marker to a planned-stop or takeover

@@ -46,6 +46,11 @@ func secondPassFacts() map[string]facts {
 		"Y08": {file: `{"target_pid": 0, "written_at": "` + time.Now().UTC().Format(markerTime) + `"}`},
 		"Y09": {file: rec(pidGateway, argvGateway, "~/.hermes"), procs: live},
 
+		"Y10": {file: marker(time.Now().UTC().Format("2006-01-02T15:04:05.000000+0000"))},
+		"Y11": {file: marker(time.Now().UTC().Format("2006-01-02 15:04:05+00"))},
+		"Y12": {file: marker(time.Now().UTC().Format("20060102T150405Z"))},
+		"Y13": {file: marker(time.Now().UTC().Format("2006-01-02T15:04:05"))},
+
 		"Z01": {file: rec(pidGateway, bigArgv, ruleHome), age: hour, procs: procs(pidGateway, alive(bigArgv...))},
 		"Z02": {file: rec(pidGateway, bigArgv, ruleHome), age: hour, procs: procs(pidGateway, deadProc)},
 	}

@@ -23,7 +23,8 @@ type Row struct {
 	// Deviation says why we differ from Hermes; empty when we agree.
 	Deviation string
 	// Needs names what the OS must offer: "signals" (SIGSTOP, zombies),
-	// "linux" or "notlinux".
+	// "linux", "notlinux", or "unlink" (unlinking a file some process
+	// holds open).
 	Needs string
 	// Build lays the files out and returns the judged file's path.
 	Build func(e *Env) string
@@ -38,6 +39,8 @@ func (r Row) Runs() (bool, string) {
 		return onLinux, "Linux rule"
 	case "notlinux":
 		return !onLinux, "macOS and Windows rule"
+	case "unlink":
+		return canUnlinkOpen, "an open file cannot be unlinked here"
 	}
 	return true, ""
 }
@@ -101,7 +104,7 @@ const isoOffset = "2006-01-02T15:04:05.000000-07:00"
 
 // Rows returns every layout of hermes-verdicts.md, then ours, then
 // those of the second pass.
-func Rows() []Row { return append(firstPass(), secondPass()...) }
+func Rows() []Row { return append(append(firstPass(), secondPass()...), isoRows()...) }
 
 func firstPass() []Row {
 	return []Row{

@@ -31,21 +31,21 @@ func (e *Env) state(p *Proc, home, st string) {
 func secondPass() []Row {
 	return []Row{
 		// 1. get_running_pid's runtime-status fallback, before its cleanup.
-		{ID: "R01", File: "pid-file", Layout: "real gateway whose gateway.lock was unlinked and re-created (free); gateway_state.json running names it", Hermes: "live", Verdict: "unknown", Action: "keep",
+		{ID: "R01", File: "pid-file", Layout: "real gateway whose gateway.lock was unlinked and re-created (free); gateway_state.json running names it", Hermes: "live", Verdict: "unknown", Action: "keep", Needs: "unlink",
 			Build: func(e *Env) string {
 				g := e.Gateway(e.Home, "", "json", "gateway", "run")
 				e.ReplaceLock()
 				e.state(g, e.Home, "running")
 				return e.PIDFile()
 			}},
-		{ID: "R02", File: "pid-file", Layout: "R01 with gateway_state.json saying stopped", Hermes: "stale", Verdict: "reused", Action: "sweep",
+		{ID: "R02", File: "pid-file", Layout: "R01 with gateway_state.json saying stopped", Hermes: "stale", Verdict: "reused", Action: "sweep", Needs: "unlink",
 			Build: func(e *Env) string {
 				g := e.Gateway(e.Home, "", "json", "gateway", "run")
 				e.ReplaceLock()
 				e.state(g, e.Home, "stopped")
 				return e.PIDFile()
 			}},
-		{ID: "R03", File: "pid-file", Layout: "gateway.lock free, garbage gateway.pid an hour old, gateway_state.json draining names a live gateway", Hermes: "live", Verdict: "unknown", Action: "keep",
+		{ID: "R03", File: "pid-file", Layout: "gateway.lock free, garbage gateway.pid an hour old, gateway_state.json draining names a live gateway", Hermes: "live", Verdict: "unknown", Action: "keep", Needs: "unlink",
 			Build: func(e *Env) string {
 				g := e.Gateway(e.Home, "", "none", "gateway", "run")
 				e.ReplaceLock()
@@ -64,7 +64,7 @@ func secondPass() []Row {
 				e.state(g, e.Other, "running")
 				return e.record(e.PIDFile(), g, e.Other, nil)
 			}},
-		{ID: "R06", File: "pid-file", Layout: "gateway.lock free, gateway_state.json names a live gateway with gateway_state 7 (not in Hermes' ignore set)", Hermes: "live", Verdict: "unknown", Action: "keep",
+		{ID: "R06", File: "pid-file", Layout: "gateway.lock free, gateway_state.json names a live gateway with gateway_state 7 (not in Hermes' ignore set)", Hermes: "live", Verdict: "unknown", Action: "keep", Needs: "unlink",
 			Build: func(e *Env) string {
 				g := e.Gateway(e.Home, "", "json", "gateway", "run")
 				e.ReplaceLock()
@@ -187,5 +187,24 @@ func (s Snapshot) Same(t testing.TB, path string) {
 	now := Snap(t, path)
 	if !bytes.Equal(now.data, s.data) || !os.SameFile(now.info, s.info) {
 		t.Fatalf("%s was kept, but not as it was: bytes equal %v, same inode %v", path, bytes.Equal(now.data, s.data), os.SameFile(now.info, s.info))
+	}
+}
+
+// isoRows are markers dated as only Python's fromisoformat reads them.
+func isoRows() []Row {
+	fresh := func(layout string) func(e *Env) string {
+		return func(e *Env) string {
+			return e.marker(e.Sleeper("hermes", "gateway", "run"), time.Now().UTC().Format(layout))
+		}
+	}
+	return []Row{
+		{ID: "Y10", File: "marker", Layout: "planned-stop marker, fresh, written_at with offset +0000", Hermes: "usable", Verdict: "unknown", Action: "keep",
+			Build: fresh("2006-01-02T15:04:05.000000+0000")},
+		{ID: "Y11", File: "marker", Layout: "planned-stop marker, fresh, written_at with a space and offset +00", Hermes: "usable", Verdict: "unknown", Action: "keep",
+			Build: fresh("2006-01-02 15:04:05+00")},
+		{ID: "Y12", File: "marker", Layout: "planned-stop marker, fresh, basic format 20060102T150405Z", Hermes: "usable", Verdict: "unknown", Action: "keep",
+			Build: fresh("20060102T150405Z")},
+		{ID: "Y13", File: "marker", Layout: "planned-stop marker, fresh, written_at without offset (naive: TypeError)", Hermes: "stale", Verdict: "dead", Action: "sweep",
+			Build: fresh("2006-01-02T15:04:05")},
 	}
 }
