@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,7 @@ func TestConformance(t *testing.T) {
 				t.Fatalf("%s (%s): dry run says %s %s/%s (%s), want %s %s/%s",
 					row.ID, row.Layout, got.Kind, got.Verdict, got.Action, got.Reason, row.File, row.Verdict, row.Action)
 			}
+			before := conformance.Snap(t, path)
 			real, err := s.Sweep(context.Background(), false)
 			if err != nil {
 				t.Fatalf("sweep: %v", err)
@@ -49,6 +51,9 @@ func TestConformance(t *testing.T) {
 			_, statErr := os.Stat(path)
 			if exists := statErr == nil; exists != conformance.Kept(want) || (!exists && !errors.Is(statErr, os.ErrNotExist)) {
 				t.Fatalf("%s: file exists=%v after %s (%v)", row.ID, exists, want, statErr)
+			}
+			if want == "keep" || want == "ok" {
+				before.Same(t, path) // a kept file keeps its bytes and inode
 			}
 		})
 	}
@@ -113,7 +118,8 @@ func TestConformanceTable(t *testing.T) {
 // TestRunning: the gateway the supervisor waits for, rather than starting
 // its own, is the one Hermes' get_running_pid would find.
 func TestRunning(t *testing.T) {
-	want := map[string]bool{"P01": true, "P11": true, "P11f": false, "P20": false, "O03": true, "O19": true, "O24": true, "P17": false}
+	want := map[string]bool{"P01": true, "P11": true, "P11f": false, "P20": false, "O03": true, "O19": true, "O24": true, "P17": false,
+		"R01": true, "R02": false, "R03": true, "R04": true, "R05": false, "R06": true}
 	bin := conformance.NewBin(t)
 	for _, row := range conformance.Rows() {
 		running, ok := want[row.ID]
@@ -132,5 +138,36 @@ func TestRunning(t *testing.T) {
 				t.Fatalf("%s (%s): running=%v (%+v), want %v", row.ID, row.Layout, ok, got, running)
 			}
 		})
+	}
+}
+
+// TestOnlyTokenLockNames: in a lock dir shared with Hermes' host gateway
+// and other programs, only names of the token-lock shape are judged;
+// host-gateway.lock, held or not, and every other name are left as they
+// are.
+func TestOnlyTokenLockNames(t *testing.T) {
+	e := conformance.NewEnv(t, conformance.NewBin(t))
+	names := []string{"host-gateway.lock", "other.lock", "telegram-bot-token-0123456789ABCDEF.lock", "x-0123.lock", "host-gateway.json", "app.lock.stale"}
+	snaps := map[string]conformance.Snapshot{}
+	for _, n := range names {
+		p := e.Write(filepath.Join(e.LockDir, n), "\x00not a record")
+		e.Age(p, time.Hour)
+	}
+	e.HoldLock(filepath.Join(e.LockDir, "host-gateway.lock"))
+	for _, n := range names {
+		p := filepath.Join(e.LockDir, n)
+		e.Age(p, time.Hour)
+		snaps[p] = conformance.Snap(t, p)
+	}
+	s := New(Layout{Home: e.Home, LockDir: e.LockDir}, prober, zaptest.NewLogger(t), time.Now)
+	es, err := s.Sweep(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, snap := range snaps {
+		if got, ok := byPath(es)[p]; ok {
+			t.Errorf("%s judged: %s/%s (%s)", p, got.Verdict, got.Action, got.Reason)
+		}
+		snap.Same(t, p)
 	}
 }

@@ -2,6 +2,7 @@ package lockstore
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 	"time"
 )
@@ -19,9 +20,10 @@ func FuzzParseRecord(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// Hermes' reading of the same bytes, and its classifier on them,
-		// must never panic, and a pid they accept is a real one.
+		// must never panic, and a pid they accept (0 and negatives are
+		// pids Hermes then judges) fits a process id's range.
 		for _, bare := range []bool{true, false} {
-			if h, err := parseHermesRecord(data, bare); err == nil && h.pidOK && h.PID <= 0 {
+			if h, err := parseHermesRecord(data, bare); err == nil && h.pidOK && (h.PID < math.MinInt32 || h.PID > math.MaxInt32) {
 				t.Fatalf("Hermes reading accepted pid %d from %q", h.PID, data)
 			}
 		}

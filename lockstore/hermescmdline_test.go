@@ -90,7 +90,7 @@ func TestParseHermesRecord(t *testing.T) {
 		{"float pid", `{"pid": 4242.0}`, true, 4242, false, false, false},
 		{"null pid", `{"pid": null}`, true, 0, false, false, false},
 		{"word pid", `{"pid": "abc"}`, true, 0, false, false, false},
-		{"negative pid", `{"pid": -5}`, true, 0, false, false, false},
+		{"negative pid", `{"pid": -5}`, true, -5, false, false, false}, // int(-5): a pid Hermes then judges
 		{"bare integer, pid file", "4242\n", true, 4242, false, false, false},
 		{"bare integer, scoped lock", "4242", false, 0, true, false, false},
 		{"BOM", "\ufeff{\"pid\": 7}", false, 7, false, false, false},

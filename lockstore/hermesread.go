@@ -15,69 +15,124 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/hermes-agent/hermes-supervisor/procstate/pyparse"
 )
 
 var bom = []byte{0xEF, 0xBB, 0xBF}
 
-// readJSONFile mirrors _read_json_file: the JSON object in data, after a
-// UTF-8 BOM and surrounding whitespace; where barePID allows it (pid and
-// lock files), a legacy bare integer, read as {"pid": N}. Anything else
-// is an error: ErrEmpty for an empty file, *CorruptError otherwise.
-// legacy reports the bare integer.
+// readJSONFile mirrors _read_json_file: read_text("utf-8-sig") (one
+// leading BOM dropped), str.strip(), then json.loads; where barePID
+// allows it (pid and lock files), a JSON integer, or a text int() takes,
+// is a legacy bare pid, read as {"pid": N}. Anything else is an error:
+// ErrEmpty for an empty file, *CorruptError otherwise. legacy reports the
+// bare pid.
 func readJSONFile(data []byte, barePID bool) (fields map[string]json.RawMessage, legacy bool, err error) {
-	if len(data) > MaxRecordSize {
-		return nil, false, &CorruptError{Reason: fmt.Sprintf("more than %d bytes, larger than any record", MaxRecordSize)}
+	if len(data) > maxReadable {
+		return nil, false, &CorruptError{Reason: fmt.Sprintf("more than %d bytes, larger than any record a command line allows", maxReadable), tooLarge: true}
 	}
-	data = bytes.TrimSpace(bytes.TrimPrefix(data, bom))
-	if len(data) == 0 {
-		return nil, false, ErrEmpty
-	}
+	data = bytes.TrimPrefix(data, bom)
 	if !utf8.Valid(data) {
 		return nil, false, &CorruptError{Reason: "not UTF-8 text"}
 	}
-	if err := json.Unmarshal(data, &fields); err == nil && fields != nil {
+	text := pyparse.Strip(string(data))
+	if text == "" {
+		return nil, false, ErrEmpty
+	}
+	if err := json.Unmarshal([]byte(text), &fields); err == nil && fields != nil {
 		return fields, false, nil
-	} else if n, ok := pythonInt(string(data)); ok && data[0] != '{' {
+	}
+	var value json.RawMessage
+	jerr := json.Unmarshal([]byte(text), &value)
+	if jerr == nil {
+		// json.loads gives an int (True and False are ints too) only for
+		// an integer literal; a float, string, list or null is no pid.
+		if barePID && (text == "true" || text == "false" || isIntLiteral(text)) {
+			return map[string]json.RawMessage{"pid": value}, true, nil
+		}
+		return nil, false, &CorruptError{Reason: "not a JSON object: " + quoteStart([]byte(text))}
+	}
+	if n, ok := pyparse.Int(text); ok {
 		if !barePID {
 			return nil, false, &CorruptError{Reason: "a bare pid, which Hermes reads as no record here"}
 		}
-		return map[string]json.RawMessage{"pid": json.RawMessage(strconv.Itoa(n))}, true, nil
-	} else if err == nil {
-		return nil, false, &CorruptError{Reason: "not a JSON object: " + quoteStart(data)}
-	} else if data[0] != '{' {
-		return nil, false, &CorruptError{Reason: "neither JSON nor a bare pid: " + quoteStart(data)}
-	} else {
-		return nil, false, &CorruptError{Reason: "not JSON: " + describeJSONError(err)}
+		return map[string]json.RawMessage{"pid": json.RawMessage(strconv.FormatInt(n, 10))}, true, nil
 	}
+	if strings.Contains(text, "NaN") || strings.Contains(text, "Infinity") {
+		// Python's json.loads reads NaN and Infinity, and int() of an
+		// infinite pid raises, so Hermes may keep this file.
+		return nil, false, &CorruptError{Reason: "JSON with NaN or Infinity, which Python reads and Go does not", pythonOnly: true}
+	}
+	if text[0] != '{' {
+		return nil, false, &CorruptError{Reason: "neither JSON nor a bare pid: " + quoteStart([]byte(text))}
+	}
+	return nil, false, &CorruptError{Reason: "not JSON: " + describeJSONError(jerr)}
 }
+
+// isIntLiteral reports whether a valid JSON number is an integer literal
+// (no fraction or exponent), which json.loads reads as a Python int.
+func isIntLiteral(num string) bool {
+	return num != "" && (num[0] == '-' || (num[0] >= '0' && num[0] <= '9')) && !strings.ContainsAny(num, ".eE")
+}
+
+// pidValue is what _pid_from_record's int(record[key]) gives.
+type pidValue int
+
+const (
+	pidNone   pidValue = iota // KeyError, TypeError or ValueError: None
+	pidOK                     // an int, then judged whatever it is (0 too)
+	pidRaises                 // OverflowError (an infinite float): Hermes raises
+)
 
 // pidFromRecord mirrors _pid_from_record, int(record[key]): an integer, a
-// float (truncated) or a numeric string is a pid; null, a list or a word
-// is not. A pid that cannot be a process id is no pid either.
-func pidFromRecord(fields map[string]json.RawMessage, key string) (int, bool) {
+// bool (True is 1), a float (truncated) or a string int() takes is a pid,
+// then judged as any is, 0 and negatives too; null, a list, an object or
+// a word is None. A value no process id can have becomes -1, which no
+// process has either.
+func pidFromRecord(fields map[string]json.RawMessage, key string) (int, pidValue) {
 	raw, ok := fields[key]
 	if !ok {
-		return 0, false
+		return 0, pidNone
 	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return pythonInt(s)
+	var n int64
+	switch t := strings.TrimSpace(string(raw)); {
+	case t == "true":
+		n = 1
+	case t == "false":
+		n = 0
+	case t == "" || t == "null" || t[0] == '[' || t[0] == '{':
+		return 0, pidNone
+	case t[0] == '"':
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return 0, pidNone
+		}
+		if n, ok = pyparse.Int(s); !ok {
+			return 0, pidNone
+		}
+	case isIntLiteral(t):
+		v, err := strconv.ParseInt(t, 10, 64)
+		if err != nil {
+			return -1, pidOK // beyond int64: no process
+		}
+		n = v
+	default:
+		f, err := strconv.ParseFloat(t, 64)
+		if math.IsInf(f, 0) {
+			return 0, pidRaises
+		}
+		if err != nil || math.IsNaN(f) {
+			return 0, pidNone
+		}
+		if math.Abs(f) >= 1<<62 {
+			return -1, pidOK
+		}
+		n = int64(f) // int() truncates toward zero
 	}
-	var f float64
-	if json.Unmarshal(raw, &f) != nil || math.IsNaN(f) || f < 1 || f > math.MaxInt32 {
-		return 0, false
+	if n < math.MinInt32 || n > math.MaxInt32 {
+		return -1, pidOK
 	}
-	return int(f), true
-}
-
-// pythonInt parses like Python's int() of a string: surrounding
-// whitespace and a sign are allowed. Only positive 32-bit values are pids.
-func pythonInt(s string) (int, bool) {
-	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
-	if err != nil || n <= 0 {
-		return 0, false
-	}
-	return int(n), true
+	return int(n), pidOK
 }
 
 // startTimeOf reads a recorded start time: nil for null or absent; bogus
@@ -99,8 +154,16 @@ func startTimeOf(raw json.RawMessage) (start *int64, bogus bool) {
 // fields its rules read.
 type hermesRecord struct {
 	Record
-	// pidOK: Hermes' _pid_from_record got a pid (int() of the value).
-	pidOK bool
+	// pidOK: Hermes' _pid_from_record got a pid (int() of the value);
+	// pidRaises: int() raised instead (an infinite float).
+	pidOK, pidRaises bool
+	// homeRaises: hermes_home is truthy but no string (or holds a NUL), so
+	// Hermes' _same_hermes_home raises instead of deciding.
+	homeRaises bool
+	// stateNone: gateway_state is absent, null, "stopped" or
+	// "startup_failed", which get_runtime_status_running_pid ignores;
+	// stateRaises: it is a list or object, which its `in` test raises on.
+	stateNone, stateRaises bool
 	// startBogus: start_time is there but is no number, so it never
 	// equals a live start time.
 	startBogus bool
@@ -125,7 +188,11 @@ func parseHermesRecord(data []byte, barePID bool) (hermesRecord, error) {
 	}
 	var h hermesRecord
 	h.Legacy = legacy
-	h.PID, h.pidOK = pidFromRecord(fields, "pid")
+	var pv pidValue
+	h.PID, pv = pidFromRecord(fields, "pid")
+	h.pidOK, h.pidRaises = pv == pidOK, pv == pidRaises
+	h.homeRaises = homeRaises(fields["hermes_home"])
+	h.stateNone, h.stateRaises = stateIgnored(fields["gateway_state"])
 	h.StartTime, h.startBogus = startTimeOf(fields["start_time"])
 	var list []json.RawMessage
 	if json.Unmarshal(fields["argv"], &list) == nil && len(list) > 0 {
@@ -174,11 +241,65 @@ func parsePlannedStop(b []byte) (PlannedStop, error) {
 		return PlannedStop{}, err
 	}
 	var m PlannedStop
-	m.TargetPID, _ = pidFromRecord(fields, "target_pid")
+	var pv pidValue
+	m.TargetPID, pv = pidFromRecord(fields, "target_pid")
+	m.targetOK, m.targetRaises = pv == pidOK, pv == pidRaises
+	m.empty = len(fields) == 0
 	m.TargetStartTime, _ = startTimeOf(fields["target_start_time"])
 	m.StopperPID, _ = pidFromRecord(fields, "stopper_pid")
 	_ = json.Unmarshal(fields["written_at"], &m.WrittenAt)
 	return m, nil
+}
+
+// homeRaises reports whether Hermes' `not record_home or
+// _same_hermes_home(record_home, ...)` raises on raw: a truthy value that
+// is no string (Path() of it is a TypeError), or a string with a NUL
+// (resolve() raises ValueError).
+func homeRaises(raw json.RawMessage) bool {
+	t := strings.TrimSpace(string(raw))
+	switch {
+	case t == "" || t == "null" || t == "false" || t == "[]" || t == "{}" || t == `""`:
+		return false
+	case t[0] == '"':
+		var s string
+		return json.Unmarshal(raw, &s) != nil || strings.ContainsRune(s, 0)
+	case t[0] == '[' || t[0] == '{' || t == "true":
+		return !emptyContainer(raw)
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	return err != nil || f != 0
+}
+
+func emptyContainer(raw json.RawMessage) bool {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return false
+	}
+	switch v := v.(type) {
+	case []any:
+		return len(v) == 0
+	case map[string]any:
+		return len(v) == 0
+	}
+	return false
+}
+
+// stateIgnored mirrors get_runtime_status_running_pid's
+// `gateway_state in {None, "stopped", "startup_failed"}`: ignored is
+// true for those; raises for a list or object, which cannot be hashed.
+func stateIgnored(raw json.RawMessage) (ignored, raises bool) {
+	t := strings.TrimSpace(string(raw))
+	switch {
+	case t == "" || t == "null":
+		return true, false
+	case t[0] == '[' || t[0] == '{':
+		return false, true
+	case t[0] == '"':
+		var s string
+		_ = json.Unmarshal(raw, &s)
+		return s == "stopped" || s == "startup_failed", false
+	}
+	return false, false
 }
 
 // mayBeMidWrite reports whether an unreadable record could be one a writer

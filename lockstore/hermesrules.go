@@ -20,7 +20,7 @@ package lockstore
 //	_scoped_lock_record_is_stale                rules.scopedRecord
 //	acquire_scoped_lock                         rules.scopedLockFile
 //	_marker_is_stale, _read_live_pid_marker     markerStale, rules.markerFile
-//	get_running_pid                             rules.pidFile, getRunningPID
+//	get_running_pid                             rules.pidFile, getRunningPID (hermesrules_running.go)
 //
 // The five stricter rules: the writer's uid (rules.live), a process that
 // wrote its record itself (rules.wroteItself), the mid-write grace
@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/hermes-agent/hermes-supervisor/procstate"
+	"github.com/hermes-agent/hermes-supervisor/procstate/pyparse"
 )
 
 // procFacts is one look at a pid: what _pid_exists,
@@ -54,6 +55,11 @@ type fileFacts struct {
 	mtime time.Time
 	rec   hermesRecord
 	err   error
+	// held: some process holds the file locked (see keepHeld). store.go
+	// probes only the files the rules would move; heldErr says why it
+	// could not.
+	held    bool
+	heldErr error
 }
 
 // recordFacts reads data as a record (parseHermesRecord). writer is the
@@ -84,6 +90,10 @@ type rules struct {
 	now   time.Time
 	own   [][]string
 	procs map[int]procFacts
+	// expand is os.path.expanduser as Hermes' process would apply it to
+	// a recorded hermes_home (ok false: it cannot be reproduced); nil
+	// leaves it as written.
+	expand func(string) (string, bool)
 }
 
 // pidsNamed lists the pids the records of fs name, each once: the pids
@@ -156,14 +166,31 @@ func (r *rules) gateway(argv []string, runtime bool) bool {
 
 // homeMatches mirrors _pid_record_belongs_to_current_profile: a record
 // without hermes_home (older Hermes) proves nothing and passes.
+// _canonical_hermes_home expands "~" first (os.path.expanduser).
 func (r *rules) homeMatches(h hermesRecord) bool {
-	return h.HermesHome == "" || sameHome(h.HermesHome, r.home)
+	if h.HermesHome == "" {
+		return true
+	}
+	home := h.HermesHome
+	if r.expand != nil {
+		var ok bool
+		if home, ok = r.expand(home); !ok {
+			return true // keeps more, never less
+		}
+	}
+	return sameHome(home, r.home)
 }
 
 // live is _live_pid_from_record: _pid_from_record, _pid_exists (a zombie
 // counts as dead, a stopped process as alive) and _start_times_conflict.
 // It returns a ruling when the process settles it.
 func (r *rules) live(h hermesRecord) (procstate.Live, *ruling) {
+	if h.pidRaises {
+		// int() of an infinite float raises OverflowError, which
+		// _pid_from_record does not catch: Hermes decides nothing.
+		rl := keep(procstate.Unknown, "its pid is an infinite number, on which Hermes' own check raises; kept")
+		return procstate.Live{}, &rl
+	}
 	if !h.pidOK {
 		rl := stale(procstate.Dead, "names no pid")
 		return procstate.Live{}, &rl
@@ -214,6 +241,9 @@ func (r *rules) runtimeRecord(h hermesRecord) ruling {
 	if settled != nil {
 		return *settled
 	}
+	if h.homeRaises {
+		return keep(procstate.Unknown, "its hermes_home is no path, on which Hermes' own check raises; kept")
+	}
 	if !r.homeMatches(h) {
 		return stale(procstate.Reused, "record belongs to another Hermes home ("+h.HermesHome+")")
 	}
@@ -241,6 +271,12 @@ func (r *rules) runtimeRecord(h hermesRecord) ruling {
 // may be between its O_EXCL create and its write. The rest is moved
 // aside, which frees the name as an unlink would.
 func (r *rules) unreadable(f fileFacts, err error) decision {
+	var ce *CorruptError
+	if errors.As(err, &ce) && (ce.tooLarge || ce.pythonOnly) {
+		// It may be a record Hermes reads and keeps: judged by nobody
+		// here, so kept.
+		return decision{verdict: procstate.Unknown, action: ActionKeep, reason: oneLine(err.Error()) + "; kept unjudged"}
+	}
 	if mayBeMidWrite(f.data) && r.young(f.mtime) {
 		return decision{verdict: procstate.Unknown, action: ActionKeep, reason: "recently written, maybe mid-write: " + oneLine(err.Error())}
 	}
@@ -252,7 +288,7 @@ func (r *rules) young(t time.Time) bool { return r.now.Sub(t) < Grace }
 // usable is the one reader's error for a record, or, when it reads but
 // names no pid, that.
 func usable(f fileFacts) error {
-	if f.err == nil && !f.rec.pidOK {
+	if f.err == nil && !f.rec.pidOK && !f.rec.pidRaises {
 		return &CorruptError{Reason: `no usable "pid"`}
 	}
 	return f.err
@@ -287,6 +323,22 @@ func (r *rules) runtimeLockFile(f fileFacts, held bool) decision {
 // runningStates are the gateway_state values get_runtime_status_running_pid
 // believes (all but stopped, startup_failed and none).
 var runningStates = map[string]bool{"starting": true, "running": true, "draining": true, "degraded": true}
+
+// runtimeStatusRunning is get_runtime_status_running_pid on
+// gateway_state.json (nil when absent or unreadable): true when it names
+// a live gateway of this home, or when Hermes' own check raises on it (a
+// list or object for gateway_state), since Hermes then removes nothing.
+func (r *rules) runtimeStatusRunning(f *fileFacts) bool {
+	switch {
+	case f == nil || f.err != nil:
+		return false
+	case f.rec.stateRaises:
+		return true
+	case f.rec.stateNone:
+		return false
+	}
+	return r.runtimeRecord(f.rec).keep
+}
 
 // stateFile applies get_runtime_status_running_pid to gateway_state.json:
 // a record that says it runs must name a live gateway of this home, or it
@@ -350,29 +402,34 @@ func (r *rules) scopedLockFile(f fileFacts) decision {
 }
 
 // markerStale mirrors _marker_is_stale: older than the TTL, or a time
-// Python's fromisoformat cannot read with an offset. A marker dated in the
-// future is fresh, as in Hermes. It is the one freshness rule for
-// markers: the sweep's, and that of PlannedStop.Fresh.
+// Python 3.11's datetime.fromisoformat cannot read, or reads without an
+// offset (subtracting it from an aware now raises TypeError). A marker
+// dated in the future is fresh, as in Hermes. It is the one freshness
+// rule for markers: the sweep's, and that of PlannedStop.Fresh.
 func markerStale(writtenAt string, now time.Time) bool {
-	t, err := time.Parse(time.RFC3339Nano, writtenAt)
-	return err != nil || now.Sub(t) > MarkerTTL
+	t, aware, err := pyparse.FromISOFormat(writtenAt)
+	return err != nil || !aware || now.Sub(t) > MarkerTTL
 }
 
 // markerFile applies _read_live_pid_marker to a planned-stop or takeover
-// marker (both carry target_pid, target_start_time and written_at): one
-// without a target pid, or older than its TTL, is unlinked; a fresh one
-// stays until its target consumes it or it expires, whoever it names.
+// marker (both carry target_pid, target_start_time and written_at). What
+// _read_json_file cannot read, and `{}`, Hermes neither uses nor removes:
+// kept. One without a target pid, or older than its TTL, is unlinked; a
+// fresh one stays until its target consumes it or it expires, whoever it
+// names.
 func (r *rules) markerFile(f fileFacts) decision {
 	m, err := parsePlannedStop(f.data)
-	if err != nil {
-		if r.young(f.mtime) {
-			return decision{action: ActionKeep, reason: "recently written, maybe mid-write"}
-		}
-		return decision{verdict: procstate.Dead, action: ActionSweep, reason: "not a JSON marker"}
+	switch {
+	case err != nil:
+		return decision{verdict: procstate.Unknown, action: ActionKeep, reason: "unreadable (" + oneLine(err.Error()) + "): Hermes neither uses nor removes it"}
+	case m.empty:
+		return decision{verdict: procstate.Unknown, action: ActionKeep, reason: "an empty object: Hermes neither uses nor removes it"}
+	case m.targetRaises:
+		return decision{verdict: procstate.Unknown, action: ActionKeep, reason: "its target_pid is an infinite number, on which Hermes' own check raises; kept"}
 	}
 	d := decision{record: &Record{PID: m.TargetPID, StartTime: m.TargetStartTime}, verdict: procstate.Dead, action: ActionSweep}
 	switch {
-	case m.TargetPID == 0:
+	case !m.targetOK:
 		d.reason = "names no target pid"
 	case m.WrittenAt == "":
 		d.reason = "undated (no written_at): counts as expired"
@@ -385,80 +442,4 @@ func (r *rules) markerFile(f fileFacts) decision {
 		d.reason = "fresh (written " + m.WrittenAt + "): honoured until its target consumes it or it expires"
 	}
 	return d
-}
-
-// pidFile applies get_running_pid to gateway.pid, given what
-// is_gateway_runtime_lock_active found and gateway.lock's own record (nil
-// when it is absent or unreadable). gateway.lock decides: held, the file
-// stands while its record, or gateway.lock's, names a live gateway of
-// this home; free, no gateway runs and the file is stale.
-func (r *rules) pidFile(f fileFacts, lock lockState, lockRec *fileFacts) decision {
-	err := usable(f)
-	switch lock {
-	case lockFree:
-		if err != nil {
-			return decision{verdict: procstate.Unknown, action: ActionSweep, reason: oneLine(err.Error()) + "; gateway.lock is not held"}
-		}
-		rl := r.runtimeRecord(f.rec)
-		if rl.keep {
-			rl.verdict, rl.reason = procstate.Reused, fmt.Sprintf("pid %d lives (%s) but gateway.lock is not held: no gateway runs in this home", f.rec.PID, rl.reason)
-		} else {
-			rl.reason += "; gateway.lock is not held"
-		}
-		rl.keep = false
-		return decide(f.rec, rl)
-	case lockHeld:
-		if err == nil {
-			if rl := r.runtimeRecord(f.rec); rl.keep {
-				return decide(f.rec, rl)
-			}
-		}
-		if lockRec != nil && lockRec.err == nil {
-			if rl := r.runtimeRecord(lockRec.rec); rl.keep {
-				d := decision{verdict: procstate.Alive, action: ActionKeep,
-					reason: fmt.Sprintf("gateway.lock is held by live gateway pid %d; Hermes leaves this file while it runs", lockRec.rec.PID)}
-				if err == nil {
-					d.record = &f.rec.Record
-				}
-				return d
-			}
-		}
-	case lockUnknown:
-		return decision{verdict: procstate.Unknown, action: ActionKeep, reason: "gateway.lock cannot be probed"}
-	}
-	if err != nil {
-		return r.unreadable(f, err)
-	}
-	d := decide(f.rec, r.runtimeRecord(f.rec))
-	if lock == lockNone && d.action == ActionKeep {
-		// Stricter than Hermes, which reads a missing gateway.lock as
-		// "no gateway runs": the files may be a Hermes older than the
-		// runtime lock, and the pid file stands while its record names
-		// a live gateway of this home.
-		d.reason += "; no gateway.lock file (an older Hermes): kept, stricter than Hermes"
-	}
-	return d
-}
-
-// runningFrom says which file names the gateway that runs in a home.
-type runningFrom int
-
-const (
-	runningNone runningFrom = iota
-	runningPIDFile
-	runningLock
-)
-
-// getRunningPID is get_running_pid's answer, without its cleanup (with
-// our stricter rule for homes without gateway.lock): gateway.pid when its
-// decision (nil when it is absent or unreadable) keeps it for a live
-// gateway, else gateway.lock while it is held.
-func getRunningPID(lock lockState, pid *decision) runningFrom {
-	switch {
-	case pid != nil && pid.action == ActionKeep && pid.verdict == procstate.Alive:
-		return runningPIDFile
-	case lock == lockHeld:
-		return runningLock
-	}
-	return runningNone
 }

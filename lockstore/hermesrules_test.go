@@ -13,6 +13,7 @@ import (
 
 	"github.com/hermes-agent/hermes-supervisor/internal/conformance"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
+	"github.com/hermes-agent/hermes-supervisor/procstate/pyparse"
 )
 
 // facts is what one conformance row implies, written down without
@@ -24,6 +25,10 @@ type facts struct {
 	lock    lockState
 	lockRec string
 	procs   map[int]procFacts
+	// state is gateway_state.json's bytes ("": none), for get_running_pid's
+	// fallback; held says a process holds the judged file locked.
+	state string
+	held  bool
 }
 
 const (
@@ -109,7 +114,7 @@ func rowFacts() map[string]facts {
 	restart := []string{"/opt/bin/hermes", "gateway", "restart"}
 	gwpy := []string{"/usr/bin/python3", "gw.py", "gateway", "run"}
 	now := time.Now().UTC()
-	return map[string]facts{
+	return merge(secondPassFacts(), map[string]facts{
 		"P01":  held(gw),
 		"P02":  free(gw, deadProc),
 		"P03":  free(rec(pidGateway, argvGateway, ruleHome, "start_time", nil), deadProc),
@@ -193,29 +198,47 @@ func rowFacts() map[string]facts {
 		"O23": {file: "{}"},
 		"O24": {file: rec(pidOther, argvGateway, otherHome), lock: lockHeld, procs: procs(pidOther, alive(argvGateway...))},
 		"O25": {file: gw, lock: lockHeld, lockRec: gw, procs: procs(pidGateway, stoppedProc(argvGateway...))},
-	}
+	})
 }
 
 // judgeFacts applies the rule for a row's kind of file to its facts.
 func judgeFacts(kind string, f facts) decision {
-	r := &rules{home: ruleHome, now: time.Now(), procs: f.procs}
+	r := &rules{home: ruleHome, now: time.Now(), procs: f.procs, expand: func(p string) (string, bool) {
+		return pyparse.ExpandUser(p, "/home/ann", nil), true
+	}}
 	mtime := r.now.Add(-f.age)
 	var lockRec *fileFacts
 	if f.lock != lockNone {
 		l := recordFacts([]byte(f.lockRec), r.now, true, nil)
 		lockRec = &l
 	}
+	var state *fileFacts
+	if f.state != "" {
+		st := recordFacts([]byte(f.state), r.now, false, nil)
+		state = &st
+	}
+	file := func(barePID bool) fileFacts {
+		ff := recordFacts([]byte(f.file), mtime, barePID, nil)
+		ff.held = f.held
+		return ff
+	}
 	switch kind {
 	case string(KindPIDFile):
-		return r.pidFile(recordFacts([]byte(f.file), mtime, true, nil), f.lock, lockRec)
+		ff := file(true)
+		return keepHeld(ff, r.pidFile(ff, f.lock, lockRec, f.lock != lockHeld && r.runtimeStatusRunning(state)))
 	case string(KindRuntimeLock):
 		return r.runtimeLockFile(*lockRec, f.lock == lockHeld)
 	case string(KindScopedLock):
-		return r.scopedLockFile(recordFacts([]byte(f.file), mtime, false, nil))
+		ff := file(false)
+		return keepHeld(ff, r.scopedLockFile(ff))
 	case string(KindState):
-		return r.stateFile(recordFacts([]byte(f.file), mtime, false, nil))
+		ff := file(false)
+		return keepHeld(ff, r.stateFile(ff))
+	case string(KindLeftover): // an old one, as the rows build
+		return keepHeld(fileFacts{held: f.held}, decision{verdict: procstate.Dead, action: ActionSweep, reason: "left over"})
 	case string(KindMarker):
-		return r.markerFile(fileFacts{data: []byte(f.file), mtime: mtime})
+		ff := fileFacts{data: []byte(f.file), mtime: mtime, held: f.held}
+		return keepHeld(ff, r.markerFile(ff))
 	}
 	panic("no rule for " + kind)
 }

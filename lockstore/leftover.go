@@ -83,6 +83,17 @@ func (l Layout) isHomeLeftover(n string) bool {
 var lockDirLeftover = regexp.MustCompile(
 	`^(?:[A-Za-z0-9_.-]+-[0-9a-f]{16}\.lock\.stale|\.[A-Za-z0-9_.-]+-[0-9a-f]{16}(?:_|\.lock\.)[A-Za-z0-9_]+\.tmp)$`)
 
+// tokenLock is the name acquire_scoped_lock gives a scoped lock:
+// <scope>-<first 16 hex digits of sha256(identity)>.lock. Nothing else in
+// the lock dir is judged as one: it also holds Hermes' host-gateway.lock
+// (a bare flock file), host-serve.* and .token files, and, shared, other
+// programs' locks.
+var tokenLock = regexp.MustCompile(`^[A-Za-z0-9_.-]+-[0-9a-f]{16}\.lock$`)
+
+// isTokenLock reports whether n, a name in the lock dir, has the shape of
+// a scoped lock.
+func isTokenLock(n string) bool { return tokenLock.MatchString(n) }
+
 // isLockDirLeftover reports whether n, a name in the lock dir, is one of
 // the leftovers a sweep may delete.
 func isLockDirLeftover(n string) bool { return lockDirLeftover.MatchString(n) }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,8 +20,17 @@ import (
 // GatewayKind is the "kind" Hermes writes into every gateway record.
 const GatewayKind = "hermes-gateway"
 
-// MaxRecordSize bounds every read: a larger file is corrupt, never slurped.
+// MaxRecordSize bounds the reads of a record the supervisor acts on by
+// itself (its own gateway's pid file, a release): a larger file is
+// corrupt there, never slurped. The judge reads more (maxReadable).
 const MaxRecordSize = 64 << 10
+
+// maxReadable bounds the judge's reads. A live gateway's record holds its
+// argv, which Linux allows up to 6 MiB (3/4 of the 8 MiB stack limit) and
+// json.dump's \uXXXX escapes can make six times larger: a record that
+// size is judged as Hermes judges it, never moved aside for its size. A
+// larger file is kept unjudged (see rules.unreadable).
+const maxReadable = 40 << 20
 
 // Layout names every file of one Hermes home and its lock directory.
 type Layout struct{ Home, LockDir string }
@@ -92,7 +102,13 @@ func NewRecord(id procstate.Identity, home string) Record {
 var ErrEmpty = errors.New("file is empty")
 
 // CorruptError reports a record that cannot be parsed.
-type CorruptError struct{ Reason string }
+type CorruptError struct {
+	Reason string
+	// tooLarge: larger than maxReadable, so never judged; pythonOnly:
+	// Python's json.loads may read it (NaN, Infinity) where Go's cannot.
+	// Either may be a record Hermes keeps, so the judge keeps it too.
+	tooLarge, pythonOnly bool
+}
 
 func (e *CorruptError) Error() string { return "corrupt record: " + e.Reason }
 
@@ -128,11 +144,14 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // or with a start time that is no number, is refused: only the judge can
 // weigh those.
 func ParseRecord(data []byte) (Record, error) {
+	if len(data) > MaxRecordSize {
+		return Record{}, &CorruptError{Reason: fmt.Sprintf("more than %d bytes, larger than any record", MaxRecordSize)}
+	}
 	h, err := parseHermesRecord(data, true)
 	switch {
 	case err != nil:
 		return Record{}, err
-	case !h.pidOK:
+	case !h.pidOK || h.PID <= 0:
 		return Record{}, &CorruptError{Reason: `no usable "pid": a positive integer, or a string of one`}
 	case h.startBogus:
 		return Record{}, &CorruptError{Reason: `"start_time" is not a whole number`}

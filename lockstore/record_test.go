@@ -35,12 +35,12 @@ func TestParseRecord(t *testing.T) {
 		{name: "truncated", in: `{"pid": 4242, "kind": "hermes-ga`, corrupt: "truncated"},
 		{name: "not JSON", in: "hello world", corrupt: "neither JSON nor a bare pid"},
 		{name: "binary garbage", in: "\x00\x01\xff\xfe", corrupt: "not UTF-8"},
-		{name: "JSON array", in: `[4242]`, corrupt: "neither JSON"},
+		{name: "JSON array", in: `[4242]`, corrupt: "not a JSON object"},
 		{name: "pid as string", in: `{"pid": "4242"}`, pid: 4242, start: -1}, // int("4242")
 		{name: "pid as float", in: `{"pid": 42.5}`, pid: 42, start: -1},      // int(42.5)
 		{name: "pid zero", in: `{"pid": 0}`, corrupt: `no usable "pid"`},
 		{name: "pid negative", in: `{"pid": -1}`, corrupt: `no usable "pid"`},
-		{name: "legacy negative", in: `-5`, corrupt: "neither JSON nor a bare pid"},
+		{name: "legacy negative", in: `-5`, corrupt: `no usable "pid"`}, // Hermes judges pid -5; we act on none
 		{name: "pid too large", in: `{"pid": 99999999999}`, corrupt: `no usable "pid"`},
 		{name: "no pid", in: `{"kind": "hermes-gateway"}`, corrupt: `no usable "pid"`},
 		{name: "argv wrong type", in: `{"pid": 3, "argv": "hermes gateway run"}`, pid: 3, start: -1}, // no argv list: as if absent

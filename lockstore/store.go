@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -75,6 +74,9 @@ const Grace = 10 * time.Second
 
 // Store judges, sweeps and releases the files of one Layout.
 type Store struct {
+	// large serializes reads of files over MaxRecordSize, so that many
+	// huge files in a lock dir cost one maxReadable buffer at a time.
+	large  sync.Mutex
 	layout Layout
 	prober *procstate.Prober
 	log    *zap.Logger
@@ -184,7 +186,7 @@ func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 	parallel(len(names), func(i int) {
 		p := filepath.Join(l.LockDir, names[i])
 		switch n := names[i]; {
-		case strings.HasSuffix(n, ".lock"):
+		case isTokenLock(n):
 			lockFiles[i], found[i] = s.readRecord(p, KindScopedLock, false, true)
 		case isLockDirLeftover(n):
 			lockFiles[i], found[i] = s.judgeLeftover(p)
@@ -198,20 +200,20 @@ func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 		}
 	}
 	r := s.rules(ctx, facts...)
-	s.judgeHome(r, &h)
+	s.judgeHome(r, &h, readable(state, stateFound))
 	if stateFound && state.Action != ActionError {
-		state.set(r.stateFile(state.facts))
+		s.settle(&state, r.stateFile(state.facts))
 	}
 	for i := range markers {
 		if markers[i].Action != ActionError {
-			markers[i].set(r.markerFile(markers[i].facts))
+			s.settle(&markers[i], r.markerFile(markers[i].facts))
 		}
 	}
-	for i := range lockFiles {
+	parallel(len(lockFiles), func(i int) {
 		if e := &lockFiles[i]; found[i] && e.Kind == KindScopedLock && e.Action != ActionError {
-			e.set(r.scopedLockFile(e.facts))
+			s.settle(e, r.scopedLockFile(e.facts))
 		}
-	}
+	})
 
 	var out []judged
 	add := func(e judged, ok bool) {
@@ -245,7 +247,25 @@ func (s *Store) rules(ctx context.Context, fs ...*fileFacts) *rules {
 	for i, pid := range pids {
 		procs[pid] = looks[i]
 	}
-	return &rules{home: s.layout.Home, now: s.now(), own: s.own, procs: procs}
+	return &rules{home: s.layout.Home, now: s.now(), own: s.own, procs: procs, expand: expandUser}
+}
+
+// readable returns e's facts when e was found and read, else nil.
+func readable(e judged, found bool) *fileFacts {
+	if !found || e.Action == ActionError {
+		return nil
+	}
+	return &e.facts
+}
+
+// settle records the rules' decision d on e, after the last rule: a file
+// the rules would move is first probed for a lock its holder keeps.
+func (s *Store) settle(e *judged, d decision) {
+	if removes(d.action) {
+		e.facts.held, e.facts.heldErr = fileHeld(e.Path)
+		d = keepHeld(e.facts, d)
+	}
+	e.set(d)
 }
 
 // homeFiles are gateway.lock and gateway.pid as read for judging, and
@@ -256,6 +276,9 @@ type homeFiles struct {
 	lockState           lockState
 	// pidDecision is the rules' on gateway.pid, once judged and readable.
 	pidDecision *decision
+	// stateRuns: gateway.lock is not held and gateway_state.json names
+	// a running gateway (get_running_pid's fallback).
+	stateRuns bool
 }
 
 // readHome reads gateway.lock and probes it first, since it decides what
@@ -285,16 +308,20 @@ func (s *Store) readHome() homeFiles {
 	return h
 }
 
-// judgeHome applies get_running_pid's rules to gateway.lock and gateway.pid.
-func (s *Store) judgeHome(r *rules, h *homeFiles) {
+// judgeHome applies get_running_pid's rules to gateway.lock and
+// gateway.pid; state is gateway_state.json's facts for its fallback (nil
+// when absent or unreadable).
+func (s *Store) judgeHome(r *rules, h *homeFiles, state *fileFacts) {
 	var lockRec *fileFacts
 	if h.lockFound && h.lock.Action != ActionError {
 		lockRec = &h.lock.facts
 		h.lock.set(r.runtimeLockFile(h.lock.facts, h.lockState == lockHeld))
 	}
+	h.stateRuns = h.lockState != lockHeld && r.runtimeStatusRunning(state)
 	if h.pidFound && h.pid.Action != ActionError {
-		d := r.pidFile(h.pid.facts, h.lockState, lockRec)
-		h.pid.set(d)
+		d := r.pidFile(h.pid.facts, h.lockState, lockRec, h.stateRuns)
+		s.settle(&h.pid, d)
+		d = decision{record: h.pid.Record, verdict: h.pid.Verdict, action: h.pid.Action, reason: h.pid.Reason}
 		h.pidDecision = &d
 	}
 }
@@ -329,6 +356,9 @@ func (s *Store) lockDirNames() ([]string, error) {
 func (s *Store) read(path string, kind Kind) (judged, bool) {
 	e := judged{Entry: Entry{Path: path, Kind: kind}}
 	data, stamp, err := platform.ReadRegular(path, MaxRecordSize+1)
+	if err == nil && len(data) > MaxRecordSize {
+		data, stamp, err = s.readLarge(path)
+	}
 	if errors.Is(err, os.ErrNotExist) {
 		return e, false
 	}
@@ -383,17 +413,25 @@ func (s *Store) RuntimeLockHeld() (bool, error) {
 }
 
 // Running reports the gateway that runs in the home, as Hermes'
-// get_running_pid decides it (with our stricter rule for homes without
-// gateway.lock): the gateway.pid entry when it stands for a live gateway,
-// or gateway.lock's when only the lock is held. It changes nothing.
+// get_running_pid decides it (with our stricter rules for homes without
+// gateway.lock and for a held one): the gateway.pid entry when it stands
+// for a live gateway, gateway.lock's when the lock is held, or
+// gateway_state.json's when only it names a live gateway of this home.
+// It changes nothing.
 func (s *Store) Running(ctx context.Context) (Entry, bool) {
 	h := s.readHome()
-	s.judgeHome(s.rules(ctx, &h.lock.facts, &h.pid.facts), &h)
-	switch getRunningPID(h.lockState, h.pidDecision) {
+	state, found := s.readRecord(s.layout.StateFile(), KindState, false, false)
+	st := readable(state, found)
+	s.judgeHome(s.rules(ctx, &h.lock.facts, &h.pid.facts, &state.facts), &h, st)
+	switch getRunningPID(h.lockState, h.pidDecision, h.stateRuns) {
 	case runningPIDFile:
 		return h.pid.Entry, true
 	case runningLock:
 		return h.lock.Entry, true
+	case runningState:
+		state.Record, state.Verdict, state.Action = &st.rec.Record, procstate.Alive, ActionKeep
+		state.Reason = "gateway.lock is not held, but this file names a live gateway of this home (Hermes' get_runtime_status_running_pid)"
+		return state.Entry, true
 	}
 	return Entry{}, false
 }

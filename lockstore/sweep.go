@@ -51,6 +51,8 @@ func (s *Store) judgeLeftover(path string) (judged, bool) {
 		return e, true
 	}
 	e.Action, e.Reason = ActionSweep, "left over by an interrupted write or sweep"
+	e.facts.held, e.facts.heldErr = fileHeld(path)
+	e.set(keepHeld(e.facts, decision{verdict: e.Verdict, action: e.Action, reason: e.Reason}))
 	return e, true
 }
 
@@ -226,6 +228,13 @@ func (s *Store) stillJudged(root *os.Root, name string, e *judged) bool {
 	case !st.SameFile(e.stamp):
 		e.Verdict, e.Action = procstate.Unknown, ActionKeep
 		e.Reason = "replaced by another file since it was judged: left alone for the next sweep"
+		return false
+	}
+	// A process may have locked it since it was judged.
+	f := e.facts
+	f.held, f.heldErr = fileHeld(e.Path)
+	if d := keepHeld(f, decision{record: e.Record, verdict: e.Verdict, action: ActionSweep, reason: e.Reason}); d.action == ActionKeep {
+		e.set(d)
 		return false
 	}
 	return true

@@ -103,6 +103,10 @@ type PlannedStop struct {
 	TargetStartTime *int64 `json:"target_start_time"`
 	StopperPID      int    `json:"stopper_pid"`
 	WrittenAt       string `json:"written_at"`
+	// As _read_live_pid_marker reads it: empty is `{}` (Hermes neither
+	// uses nor removes it); targetOK and targetRaises are
+	// _pid_from_record's answer on target_pid.
+	empty, targetOK, targetRaises bool
 }
 
 // WritePlannedStop atomically writes the marker for target, stopped by

@@ -3,6 +3,7 @@ package procstate
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -31,7 +32,12 @@ type Live struct {
 // pid and ErrPermission when it may not be inspected.
 func (p *Prober) Look(ctx context.Context, pid int) (Live, error) {
 	l := Live{PID: pid}
-	if pid <= 0 {
+	if pid == 0 && pidZeroExists {
+		// psutil finds pid 0 (kernel_task, the System Idle Process) alive
+		// where it exists, so Hermes judges it as a live process.
+		return l, fmt.Errorf("pid 0 is the kernel's: %w", ErrPermission)
+	}
+	if pid <= 0 || pid > math.MaxInt32 {
 		return l, fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
 	}
 	st, err := readLive(ctx, pid)

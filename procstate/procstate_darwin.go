@@ -40,3 +40,7 @@ func readLive(_ context.Context, pid int) (liveState, error) {
 // otherUser: kern.procargs2 fails with EINVAL for another user's process
 // (and for a zombie), where the kinfo_proc is still readable.
 func otherUser(err error) bool { return errors.Is(err, unix.EINVAL) }
+
+// pidZeroExists: pid 0 is a process here (kernel_task, the System Idle
+// Process), which psutil reports alive.
+const pidZeroExists = true

@@ -15,6 +15,10 @@ import (
 // gives exact equality: no drift window is needed.
 const defaultStartTolerance = 0
 
+// pidZeroExists: Linux has no process 0 in /proc, so psutil reports it
+// gone, as Look does.
+const pidZeroExists = false
+
 // readLive reads state and start time from one /proc/<pid>/stat read.
 func readLive(_ context.Context, pid int) (liveState, error) {
 	var buf [512]byte

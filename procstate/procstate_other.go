@@ -38,3 +38,7 @@ func readLive(ctx context.Context, pid int) (liveState, error) {
 
 // otherUser: gopsutil reports another user's process as not permitted.
 func otherUser(error) bool { return false }
+
+// pidZeroExists: pid 0 is a process here (kernel_task, the System Idle
+// Process), which psutil reports alive.
+const pidZeroExists = true

@@ -506,6 +506,8 @@ func (s *Supervisor) foreignOwner(ctx context.Context) (string, bool) {
 		return "", false
 	case e.Kind == lockstore.KindRuntimeLock:
 		return "gateway.lock is locked by another process", true
+	case e.Kind == lockstore.KindState && e.Record != nil:
+		return fmt.Sprintf("gateway_state.json names live gateway pid %d", e.Record.PID), true
 	case e.Record != nil:
 		return fmt.Sprintf("gateway.pid names pid %d: %s", e.Record.PID, e.Reason), true
 	}

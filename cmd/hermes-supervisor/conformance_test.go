@@ -51,6 +51,7 @@ func TestConformanceCLI(t *testing.T) {
 			if !ok || got.Kind != row.File || got.Verdict != row.Verdict || got.Action != row.Action {
 				t.Fatalf("%s (%s): sweep --dry-run says %+v, want %s %s/%s", row.ID, row.Layout, got, row.File, row.Verdict, row.Action)
 			}
+			before := conformance.Snap(t, path)
 			want := conformance.RealAction(row.Action)
 			if got := sweep()[path]; got.Action != want {
 				t.Fatalf("%s: sweep did %+v, want %s", row.ID, got, want)
@@ -58,6 +59,9 @@ func TestConformanceCLI(t *testing.T) {
 			_, statErr := os.Stat(path)
 			if exists := statErr == nil; exists != conformance.Kept(want) || (!exists && !errors.Is(statErr, os.ErrNotExist)) {
 				t.Fatalf("%s: file exists=%v after %s (%v)", row.ID, exists, want, statErr)
+			}
+			if want == "keep" || want == "ok" {
+				before.Same(t, path) // a kept file keeps its bytes and inode
 			}
 		})
 	}

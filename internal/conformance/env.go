@@ -109,6 +109,12 @@ func startGateway() error {
 		rec["pid"] = fmt.Sprint(os.Getpid())
 		pidBody, _ = json.Marshal(rec)
 		rec["pid"] = os.Getpid()
+	case "pystr": // a string only Python's int() reads: " +4_242 "
+		rec["pid"] = " +" + pyDigits(os.Getpid()) + " "
+		pidBody, _ = json.Marshal(rec)
+		rec["pid"] = os.Getpid()
+	case "pybare": // a bare pid only Python's int() reads
+		pidBody = []byte("+" + pyDigits(os.Getpid()) + "\n")
 	case "none":
 	}
 	if pidBody != nil {
@@ -119,14 +125,28 @@ func startGateway() error {
 	if scoped := os.Getenv("CONFORMANCE_SCOPED"); scoped != "" {
 		rec["scope"], rec["identity_hash"], rec["metadata"] = "telegram-bot-token", "0123456789abcdef", map[string]any{}
 		b, _ := json.Marshal(rec)
-		if os.Getenv("CONFORMANCE_SCOPEDFORM") == "bom" {
+		switch os.Getenv("CONFORMANCE_SCOPEDFORM") {
+		case "bom":
 			b = append([]byte("\ufeff"), b...)
+		case "pystr":
+			rec["pid"] = " +" + pyDigits(os.Getpid()) + " "
+			b, _ = json.Marshal(rec)
 		}
 		if err := writeExcl(scoped, b); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// pyDigits writes n with an underscore after its first digit, which
+// Python's int() reads and Go's strconv does not.
+func pyDigits(n int) string {
+	s := fmt.Sprint(n)
+	if len(s) < 2 {
+		return s
+	}
+	return s[:1] + "_" + s[1:]
 }
 
 func writeExcl(path string, b []byte) error {

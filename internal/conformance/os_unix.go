@@ -14,3 +14,6 @@ const (
 func stop(pid int) error { return syscall.Kill(pid, syscall.SIGSTOP) }
 
 func resume(pid int) { _ = syscall.Kill(pid, syscall.SIGCONT) }
+
+// canUnlinkOpen: a file some process holds open can be unlinked.
+const canUnlinkOpen = true

@@ -11,3 +11,6 @@ const (
 func stop(int) error { return errors.ErrUnsupported }
 
 func resume(int) {}
+
+// canUnlinkOpen: a file some process holds open cannot be unlinked (sharing violation).
+const canUnlinkOpen = false

@@ -23,7 +23,8 @@ type Row struct {
 	// Deviation says why we differ from Hermes; empty when we agree.
 	Deviation string
 	// Needs names what the OS must offer: "signals" (SIGSTOP, zombies),
-	// "linux" or "notlinux".
+	// "linux", "notlinux", or "unlink" (unlinking a file some process
+	// holds open).
 	Needs string
 	// Build lays the files out and returns the judged file's path.
 	Build func(e *Env) string
@@ -38,6 +39,8 @@ func (r Row) Runs() (bool, string) {
 		return onLinux, "Linux rule"
 	case "notlinux":
 		return !onLinux, "macOS and Windows rule"
+	case "unlink":
+		return canUnlinkOpen, "an open file cannot be unlinked here"
 	}
 	return true, ""
 }
@@ -99,8 +102,11 @@ func (e *Env) marker(p *Proc, writtenAt string) string {
 
 const isoOffset = "2006-01-02T15:04:05.000000-07:00"
 
-// Rows returns every layout of hermes-verdicts.md, then ours.
-func Rows() []Row {
+// Rows returns every layout of hermes-verdicts.md, then ours, then
+// those of the second pass.
+func Rows() []Row { return append(append(firstPass(), secondPass()...), isoRows()...) }
+
+func firstPass() []Row {
 	return []Row{
 		// gateway.pid
 		{ID: "P01", File: "pid-file", Layout: "our own live gateway (holds gateway.lock)", Hermes: "live", Verdict: "alive", Action: "keep",

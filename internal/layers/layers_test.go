@@ -19,6 +19,7 @@ var rank = map[string]int{
 	"platform":              0,
 	"internal/pidns":        0,
 	"internal/layers":       0,
+	"procstate/pyparse":     0,
 	"procstate":             1,
 	"lockstore":             2,
 	"internal/demogateway":  3,
