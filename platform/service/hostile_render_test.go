@@ -208,7 +208,7 @@ func checkUnit(t *testing.T, c Config, unit []byte) {
 		t.Fatalf("unit does not parse: %v\n%s", err, unit)
 	}
 	want := []string{"Install.WantedBy", "Service.Delegate", "Service.ExecReload", "Service.ExecStart", "Service.Environment", "Service.KillMode",
-		"Service.NotifyAccess", "Service.Restart", "Service.RestartSec", "Service.TimeoutStartSec", "Service.TimeoutStopSec", "Service.Type",
+		"Service.NotifyAccess", "Service.Restart", "Service.RestartPreventExitStatus", "Service.RestartSec", "Service.TimeoutStartSec", "Service.TimeoutStopSec", "Service.Type",
 		"Unit.Description", "Unit.Documentation", "Unit.StartLimitIntervalSec"}
 	if c.System {
 		want = append(want, "Unit.After", "Unit.Wants")
