@@ -208,7 +208,7 @@ func checkUnit(t *testing.T, c Config, unit []byte) {
 		t.Fatalf("unit does not parse: %v\n%s", err, unit)
 	}
 	want := []string{"Install.WantedBy", "Service.Delegate", "Service.ExecReload", "Service.ExecStart", "Service.Environment", "Service.KillMode",
-		"Service.NotifyAccess", "Service.Restart", "Service.RestartSec", "Service.TimeoutStartSec", "Service.TimeoutStopSec", "Service.Type",
+		"Service.NotifyAccess", "Service.Restart", "Service.RestartPreventExitStatus", "Service.RestartSec", "Service.TimeoutStartSec", "Service.TimeoutStopSec", "Service.Type",
 		"Unit.Description", "Unit.Documentation", "Unit.StartLimitIntervalSec"}
 	if c.System {
 		want = append(want, "Unit.After", "Unit.Wants")
@@ -400,7 +400,7 @@ func TestRenderHostileValues(t *testing.T) {
 		}
 		c := hostileConfig(true)
 		c.Home, c.LockDir, c.Command = v, v, []string{`C:\hermes\hermes.exe`, v, "'" + v + "'", "-" + v, "+x", "@y", "!z"}
-		script, err := powershellInstall(c)
+		script, err := powershellInstall(c, hermesWindowsHome)
 		if err != nil {
 			t.Errorf("%.30q: the PowerShell script refused a value it can hold: %v", v, err)
 			continue
