@@ -3,6 +3,8 @@
 package ctlsock
 
 import (
+	"context"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -11,6 +13,39 @@ import (
 	"strings"
 	"testing"
 )
+
+// The test binary doubles as the other users' processes the endpoint tests
+// need (see asUser).
+func TestMain(m *testing.M) {
+	switch os.Getenv("PLATFORM_HELPER") {
+	case "squat": // bind the address as whoever we run as, and answer lies
+		ln, err := net.Listen("unix", os.Getenv("PLATFORM_ADDR"))
+		if err != nil {
+			os.Exit(3)
+		}
+		os.Stdout.WriteString("bound\n")
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				os.Exit(0)
+			}
+			_, _ = c.Write([]byte(`{"ok":true,"status":{"state":"running"}}` + "\n"))
+			c.Close()
+		}
+	case "dial": // dial the address as whoever we run as
+		c, err := Dial(context.Background(), os.Getenv("PLATFORM_ADDR"))
+		switch {
+		case errors.Is(err, ErrForeignPeer):
+			os.Exit(5)
+		case err != nil:
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(3)
+		}
+		c.Close()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
 
 func shortTempDir(t *testing.T) string {
 	d, err := os.MkdirTemp("", "pt")

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -17,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hermes-agent/hermes-supervisor/platform/ctlsock"
 	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 	"golang.org/x/sys/unix"
 )
@@ -67,31 +65,6 @@ func TestMain(m *testing.M) {
 		for {
 			time.Sleep(time.Hour)
 		}
-	case "squat": // bind the address as whoever we run as, and answer lies
-		ln, err := net.Listen("unix", os.Getenv("PLATFORM_ADDR"))
-		if err != nil {
-			os.Exit(3)
-		}
-		os.Stdout.WriteString("bound\n")
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				os.Exit(0)
-			}
-			_, _ = c.Write([]byte(`{"ok":true,"status":{"state":"running"}}` + "\n"))
-			c.Close()
-		}
-	case "dial": // dial the address as whoever we run as
-		c, err := ctlsock.Dial(context.Background(), os.Getenv("PLATFORM_ADDR"))
-		switch {
-		case errors.Is(err, ctlsock.ErrForeignPeer):
-			os.Exit(5)
-		case err != nil:
-			os.Stderr.WriteString(err.Error() + "\n")
-			os.Exit(3)
-		}
-		c.Close()
-		os.Exit(0)
 	}
 	// Orphaned grandchildren are reparented to us, so the test can see them
 	// die instead of guessing.

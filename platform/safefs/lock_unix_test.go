@@ -5,11 +5,29 @@ package safefs
 import (
 	"bufio"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 )
+
+// The test binary doubles as the other process that holds a lock.
+func TestMain(m *testing.M) {
+	if os.Getenv("PLATFORM_HELPER") == "lock" {
+		f, err := os.OpenFile(os.Getenv("PLATFORM_LOCK"), os.O_RDWR|os.O_CREATE, 0o644)
+		if err == nil {
+			err = LockFile(f)
+		}
+		if err != nil {
+			os.Exit(3)
+		}
+		os.Stdout.WriteString("locked\n")
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
 
 func TestLockFile(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "gateway.lock")
