@@ -10,7 +10,7 @@ import (
 // firedForTest reports a fire nobody has waited for yet, without taking it.
 func (a *Alarm) firedForTest() bool {
 	ready := false
-	_ = a.raw.Control(func(fd uintptr) {
+	_ = a.s.raw.Control(func(fd uintptr) {
 		p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 		n, err := unix.Poll(p, 0)
 		ready = err == nil && n == 1

@@ -9,23 +9,17 @@ import (
 	"time"
 )
 
-// Alarm is a one-shot deadline that one goroutine waits for with Wait
-// while others set, move or stop it: the sd_notify keep-alive deadline of
-// one gateway start. Wait may return although the deadline was moved
-// (a fire raced a Reset): the waiter re-checks what it guards, as it must
-// anyway.
-//
-// Here it is a runtime timer.
-type Alarm struct {
+// sysAlarm is a runtime timer.
+type sysAlarm struct {
 	t      *time.Timer
 	fired  chan struct{} // one pending fire
 	closed chan struct{}
 	once   sync.Once
 }
 
-// New returns a stopped alarm.
-func New() (*Alarm, error) {
-	a := &Alarm{fired: make(chan struct{}, 1), closed: make(chan struct{})}
+// newSys returns a stopped alarm.
+func newSys() (*sysAlarm, error) {
+	a := &sysAlarm{fired: make(chan struct{}, 1), closed: make(chan struct{})}
 	a.t = time.AfterFunc(time.Hour, func() {
 		select {
 		case a.fired <- struct{}{}:
@@ -36,34 +30,34 @@ func New() (*Alarm, error) {
 	return a, nil
 }
 
-// Reset makes the alarm fire d from now; at once when d <= 0.
-func (a *Alarm) Reset(d time.Duration) {
+// reset makes the alarm fire d from now; at once when d <= 0.
+func (a *sysAlarm) reset(d time.Duration) {
 	a.t.Stop()
 	a.drain()
 	a.t.Reset(max(d, 0))
 }
 
-// Extend does nothing here: moving a runtime timer on every keep-alive
+// extend does nothing here: moving a runtime timer on every keep-alive
 // wakes another thread of the runtime's scheduler each time, more than the
 // one fire per deadline it saves. The waiter re-arms the alarm when it
 // fires instead.
-func (a *Alarm) Extend(time.Duration) {}
+func (a *sysAlarm) extend(time.Duration) {}
 
-// Stop disarms the alarm.
-func (a *Alarm) Stop() {
+// stop disarms the alarm.
+func (a *sysAlarm) stop() {
 	a.t.Stop()
 	a.drain()
 }
 
-func (a *Alarm) drain() {
+func (a *sysAlarm) drain() {
 	select {
 	case <-a.fired:
 	default:
 	}
 }
 
-// Wait blocks until the alarm fires, or fails once it is closed.
-func (a *Alarm) Wait() error {
+// wait blocks until the alarm fires, or fails once it is closed.
+func (a *sysAlarm) wait() error {
 	select {
 	case <-a.fired:
 		return nil
@@ -72,8 +66,8 @@ func (a *Alarm) Wait() error {
 	}
 }
 
-// Close stops the alarm and ends a Wait.
-func (a *Alarm) Close() error {
+// close stops the alarm and ends a Wait.
+func (a *sysAlarm) close() error {
 	err := errors.New("alarm already closed")
 	a.once.Do(func() {
 		a.t.Stop()

@@ -3,4 +3,4 @@
 package alarm
 
 // firedForTest reports a fire nobody has waited for yet, without taking it.
-func (a *Alarm) firedForTest() bool { return len(a.fired) == 1 }
+func (a *Alarm) firedForTest() bool { return len(a.s.fired) == 1 }

@@ -1,9 +1,11 @@
 package ctlsock
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"net"
 	"path/filepath"
 )
 
@@ -35,3 +37,21 @@ func homeHash(home string) string {
 	sum := sha256.Sum256([]byte(normalizeHome(home)))
 	return hex.EncodeToString(sum[:])[:16]
 }
+
+// Listen listens at addr for the supervisor: a unix socket (mode 0600 from
+// creation on, in a directory only the current user can write) whose
+// connections from processes of other users, root aside, are closed
+// unanswered; on Windows a named pipe reachable only by SYSTEM, the current
+// user and the users given as SIDs (the user who installed a service that
+// runs as SYSTEM), which mean nothing on Unix. A live supervisor at addr
+// gives ErrEndpointInUse; a leftover socket of a dead one is replaced.
+func Listen(addr string, users ...string) (net.Listener, error) { return listen(addr, users...) }
+
+// Dial connects to the supervisor at addr, and refuses with ErrForeignPeer
+// one served by another user (root or LocalSystem aside); nothing there is
+// ErrNoEndpoint.
+func Dial(ctx context.Context, addr string) (net.Conn, error) { return dial(ctx, addr) }
+
+// CurrentUserSID returns the SID of the user this process runs as; on Unix
+// an error wrapping errors.ErrUnsupported.
+func CurrentUserSID() (string, error) { return currentUserSID() }

@@ -29,7 +29,7 @@ const maxSocketPath = 100
 // environment: a shell from su, ssh or cron must find the supervisor its
 // service manager started. That directory is /run/user/<uid> when it is
 // the user's own, else /tmp/hermes-supervisor-<uid>, a 0700 directory
-// Listen makes (never a guessable name directly in a shared temp
+// listen makes (never a guessable name directly in a shared temp
 // dir, where another user could bind it first). Both are listed, since
 // /run/user/<uid> comes and goes with the user's sessions, and so are the
 // places older versions took from $XDG_RUNTIME_DIR and $TMPDIR.
@@ -104,11 +104,11 @@ func checkPrivateDir(dir string, create bool) error {
 // another user who squatted the address, so it reads the state file.
 func trustedPeer(uid int) bool { return uid == os.Geteuid() || uid == 0 }
 
-// Listen listens on the unix socket addr, reachable only by the
+// listen listens on the unix socket addr, reachable only by the
 // current user (mode 0600 from creation on) in a directory only that user
 // can write; connections from processes of other users are closed
 // unanswered. users, Windows SIDs, mean nothing here.
-func Listen(addr string, users ...string) (net.Listener, error) {
+func listen(addr string, users ...string) (net.Listener, error) {
 	dir := filepath.Dir(addr)
 	private := strings.HasPrefix(filepath.Base(dir), privateDirPrefix)
 	if err := checkPrivateDir(dir, private); err != nil {
@@ -151,8 +151,8 @@ func (l *peerListener) Accept() (net.Conn, error) {
 	}
 }
 
-// Dial connects to the unix socket addr.
-func Dial(ctx context.Context, addr string) (net.Conn, error) {
+// dial connects to the unix socket addr.
+func dial(ctx context.Context, addr string) (net.Conn, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", addr)
 	switch {
@@ -173,4 +173,9 @@ func Dial(ctx context.Context, addr string) (net.Conn, error) {
 		return nil, fmt.Errorf("dial %s: %w", addr, os.ErrPermission)
 	}
 	return nil, fmt.Errorf("dial %s: %w", addr, err)
+}
+
+// currentUserSID: users are uids here, never SIDs.
+func currentUserSID() (string, error) {
+	return "", fmt.Errorf("current user SID: %w", errors.ErrUnsupported)
 }

@@ -22,10 +22,10 @@ func controlAddresses(home string) []string {
 	return []string{`\\.\pipe\hermes-supervisor-` + homeHash(home)}
 }
 
-// Listen listens on the named pipe addr, reachable only by SYSTEM,
+// listen listens on the named pipe addr, reachable only by SYSTEM,
 // the current user and the users given as SIDs (the user who installed a
 // service that runs as SYSTEM).
-func Listen(addr string, users ...string) (net.Listener, error) {
+func listen(addr string, users ...string) (net.Listener, error) {
 	sid, err := currentUserSID()
 	if err != nil {
 		return nil, fmt.Errorf("listen %s: %w", addr, err)
@@ -57,9 +57,6 @@ func Listen(addr string, users ...string) (net.Listener, error) {
 	return ln, nil
 }
 
-// CurrentUserSID returns the SID of the user this process runs as.
-func CurrentUserSID() (string, error) { return currentUserSID() }
-
 func currentUserSID() (string, error) {
 	tok := windows.GetCurrentProcessToken()
 	u, err := tok.GetTokenUser()
@@ -69,8 +66,8 @@ func currentUserSID() (string, error) {
 	return u.User.Sid.String(), nil
 }
 
-// Dial connects to the named pipe addr.
-func Dial(ctx context.Context, addr string) (net.Conn, error) {
+// dial connects to the named pipe addr.
+func dial(ctx context.Context, addr string) (net.Conn, error) {
 	timeout := 5 * time.Second
 	if d, ok := ctx.Deadline(); ok {
 		timeout = time.Until(d)

@@ -191,3 +191,14 @@ func (t *Tree) TerminateMember(pid int, same func() bool) error {
 	}
 	return t.terminateMember(pid)
 }
+
+// Terminate asks the root to stop gracefully: SIGTERM on Unix. On Windows
+// it does nothing: the gateway ignores console events when detached, so
+// the planned-stop marker written before is the request.
+func (t *Tree) Terminate() error { return t.terminate() }
+
+// ProcessGroup returns the process group of pid. Every gateway the
+// supervisor starts leads its own group; its helpers share it. On Windows,
+// where a gateway's tree is a job object that dies with the supervisor that
+// made it, it returns errors.ErrUnsupported.
+func ProcessGroup(pid int) (int, error) { return processGroup(pid) }

@@ -29,8 +29,8 @@ func (t *Tree) start(in *Cgroups) error {
 	return t.startIn(in)
 }
 
-// Terminate asks the root to stop gracefully with SIGTERM.
-func (t *Tree) Terminate() error { return t.Signal(unix.SIGTERM) }
+// terminate asks the root to stop gracefully with SIGTERM.
+func (t *Tree) terminate() error { return t.Signal(unix.SIGTERM) }
 
 func (t *Tree) signalRoot(sig os.Signal) error {
 	err := t.cmd.Process.Signal(sig)
@@ -302,8 +302,8 @@ func killProcess(pid int) error {
 	return nil
 }
 
-// ProcessGroup returns the process group of pid. Every gateway the
+// processGroup returns the process group of pid. Every gateway the
 // supervisor starts leads its own group; its helpers share it.
-func ProcessGroup(pid int) (int, error) {
+func processGroup(pid int) (int, error) {
 	return unix.Getpgid(pid)
 }

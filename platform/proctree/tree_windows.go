@@ -65,9 +65,9 @@ func (t *Tree) start(*Cgroups) error {
 	return nil
 }
 
-// Terminate does nothing on Windows: the gateway ignores console events
+// terminate does nothing on Windows: the gateway ignores console events
 // when detached, so the planned-stop marker written before is the request.
-func (t *Tree) Terminate() error { return nil }
+func (t *Tree) terminate() error { return nil }
 
 func (t *Tree) signalRoot(sig os.Signal) error {
 	if sig != os.Kill {
@@ -149,9 +149,9 @@ func killProcess(pid int) error {
 	return nil
 }
 
-// ProcessGroup reports errors.ErrUnsupported on Windows, where a
+// processGroup reports errors.ErrUnsupported on Windows, where a
 // gateway's tree is a job object that dies with the supervisor that made it.
-func ProcessGroup(pid int) (int, error) { return 0, errors.ErrUnsupported }
+func processGroup(pid int) (int, error) { return 0, errors.ErrUnsupported }
 
 // survivors reports the root while it still runs: the job object took
 // every other process of the tree with it.

@@ -61,3 +61,17 @@ func OpenLockFile(path string, create bool) (*os.File, error) { return openLockF
 // FreeSpace returns the bytes an unprivileged user may still write on the
 // filesystem that holds dir.
 func FreeSpace(dir string) (uint64, error) { return freeSpace(dir) }
+
+// ReadRegular reads at most limit bytes of the regular file path and
+// stamps it. It never follows a final symlink (or reparse point), never
+// blocks on a FIFO and refuses anything but a regular file with
+// ErrNotRegular. On Unix it takes four system calls where os.ReadFile after
+// os.Lstat takes eight (a sweep reads thousands of files); on Windows it
+// opens the file sharing delete, so that Hermes' os.replace of a file being
+// read does not fail, and stamps it from the same handle.
+func ReadRegular(path string, limit int) ([]byte, FileStamp, error) {
+	return readRegular(path, limit)
+}
+
+// Stamp stamps path without following a final symlink.
+func Stamp(path string) (FileStamp, error) { return stamp(path) }

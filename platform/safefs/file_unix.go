@@ -23,11 +23,11 @@ func stampOf(st *unix.Stat_t) FileStamp {
 	}
 }
 
-// ReadRegular reads at most limit bytes of the regular file path and
+// readRegular reads at most limit bytes of the regular file path and
 // stamps it. It never follows a final symlink and never blocks on a FIFO,
 // and takes four system calls where os.ReadFile after os.Lstat takes
 // eight: a sweep reads thousands of files.
-func ReadRegular(path string, limit int) ([]byte, FileStamp, error) {
+func readRegular(path string, limit int) ([]byte, FileStamp, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if errors.Is(err, unix.ELOOP) {
 		err = ErrNotRegular
@@ -62,8 +62,8 @@ func ReadRegular(path string, limit int) ([]byte, FileStamp, error) {
 	return buf[:n], stampOf(&st), nil
 }
 
-// Stamp stamps path without following a final symlink.
-func Stamp(path string) (FileStamp, error) {
+// stamp stamps path without following a final symlink.
+func stamp(path string) (FileStamp, error) {
 	var st unix.Stat_t
 	if err := unix.Lstat(path, &st); err != nil {
 		return FileStamp{}, &os.PathError{Op: "lstat", Path: path, Err: err}

@@ -11,11 +11,11 @@ import (
 
 type fileID struct{ vol, idxHi, idxLo uint32 }
 
-// ReadRegular reads at most limit bytes of the regular file path and
+// readRegular reads at most limit bytes of the regular file path and
 // stamps it; symlinks and other non-regular files are refused. It opens
 // the file sharing delete (see openNoReparse), so that Hermes' os.replace
 // of a file being read does not fail, and stamps it from the same handle.
-func ReadRegular(path string, limit int) ([]byte, FileStamp, error) {
+func readRegular(path string, limit int) ([]byte, FileStamp, error) {
 	f, err := openNoReparse(path, windows.GENERIC_READ, windows.OPEN_EXISTING)
 	if err != nil {
 		if fi, lerr := os.Lstat(path); lerr == nil && !fi.Mode().IsRegular() {
@@ -41,8 +41,8 @@ func ReadRegular(path string, limit int) ([]byte, FileStamp, error) {
 	return b, st, nil
 }
 
-// Stamp stamps path without following a final symlink.
-func Stamp(path string) (FileStamp, error) {
+// stamp stamps path without following a final symlink.
+func stamp(path string) (FileStamp, error) {
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return FileStamp{}, err

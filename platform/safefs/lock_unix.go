@@ -10,8 +10,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// LockFile takes Hermes' exclusive, non-blocking gateway lock on f.
-func LockFile(f *os.File) error {
+// lockFile takes Hermes' exclusive, non-blocking gateway lock on f.
+func lockFile(f *os.File) error {
 	for {
 		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		switch {
@@ -26,8 +26,8 @@ func LockFile(f *os.File) error {
 	}
 }
 
-// UnlockFile releases the lock taken by LockFile.
-func UnlockFile(f *os.File) error {
+// unlockFile releases the lock taken by LockFile.
+func unlockFile(f *os.File) error {
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_UN); err != nil {
 		return fmt.Errorf("unlock %s: %w", f.Name(), err)
 	}

@@ -11,9 +11,9 @@ import (
 // hermesLockOffset is where Hermes' msvcrt.locking takes its 1-byte lock.
 const hermesLockOffset = 1 << 20
 
-// LockFile takes Hermes' exclusive, non-blocking gateway lock on f: one
+// lockFile takes Hermes' exclusive, non-blocking gateway lock on f: one
 // byte at offset 1,048,576, as msvcrt.locking does.
-func LockFile(f *os.File) error {
+func lockFile(f *os.File) error {
 	ol := windows.Overlapped{Offset: hermesLockOffset}
 	err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ol)
 	switch {
@@ -25,8 +25,8 @@ func LockFile(f *os.File) error {
 	return fmt.Errorf("lock %s: %w", f.Name(), err)
 }
 
-// UnlockFile releases the lock taken by LockFile.
-func UnlockFile(f *os.File) error {
+// unlockFile releases the lock taken by LockFile.
+func unlockFile(f *os.File) error {
 	ol := windows.Overlapped{Offset: hermesLockOffset}
 	if err := windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, &ol); err != nil {
 		return fmt.Errorf("unlock %s: %w", f.Name(), err)

@@ -45,3 +45,13 @@ func (l *Listener) Close() error {
 	l.closeNotifyDir()
 	return err
 }
+
+// Listen opens a datagram socket for one gateway's notifications in a fresh
+// 0700 directory (dir is tried first), so that only our user can reach it.
+// On Linux the socket also reports each sender's credentials (SO_PASSCRED),
+// so that only the gateway's own tree is believed: a directory stops other
+// users but not root, nor our own user in another PID namespace, whose pid
+// the kernel reports as 0. On Windows, where Go cannot receive AF_UNIX
+// datagrams and Hermes sends none, it returns errors.ErrUnsupported and
+// readiness comes from gateway_state.json.
+func Listen(dir string) (*Listener, error) { return listen(dir) }

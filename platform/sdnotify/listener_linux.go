@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Listen opens a datagram socket in a fresh 0700 directory (see
+// listen opens a datagram socket in a fresh 0700 directory (see
 // makeNotifyDir; dir is tried first) that reports each sender's
 // credentials (SO_PASSCRED), so that only the gateway's own tree is
 // believed. Two guards, because each alone falls short: an abstract name
@@ -16,7 +16,7 @@ import (
 // which a PID namespace does not hide; a directory stops other users but
 // not root, nor our own user in another PID namespace, whose pid the
 // kernel reports as 0 and who is then rejected by the credential check.
-func Listen(dir string) (*Listener, error) {
+func listen(dir string) (*Listener, error) {
 	d, path, lock, err := makeNotifyDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open notify socket: %w", err)

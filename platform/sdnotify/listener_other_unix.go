@@ -9,10 +9,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Listen opens a datagram socket in a fresh 0700 directory (see
+// listen opens a datagram socket in a fresh 0700 directory (see
 // makeNotifyDir; dir is tried first): only the supervisor's user can
 // reach it, since the OS does not report who sent a datagram.
-func Listen(dir string) (*Listener, error) {
+func listen(dir string) (*Listener, error) {
 	d, path, lock, err := makeNotifyDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open notify socket: %w", err)

@@ -5,10 +5,10 @@ import (
 	"fmt"
 )
 
-// Listen fails on Windows: Go cannot receive AF_UNIX datagrams there,
+// listen fails on Windows: Go cannot receive AF_UNIX datagrams there,
 // and Hermes sends none where Python lacks AF_UNIX. Readiness then comes
 // from gateway_state.json.
-func Listen(dir string) (*Listener, error) {
+func listen(dir string) (*Listener, error) {
 	return nil, fmt.Errorf("notify socket: %w", errors.ErrUnsupported)
 }
 

@@ -8,18 +8,18 @@ import (
 	"os"
 )
 
-// Notify sends state (e.g. "READY=1") to the service manager that started
+// notify sends state (e.g. "READY=1") to the service manager that started
 // us, when it asked for notifications through NOTIFY_SOCKET (systemd's
 // Type=notify). It does nothing without one. The protocol is one datagram
 // on a unix socket, small enough to write here rather than import a
 // library for.
-func Notify(state string) error {
-	return Send(os.Getenv("NOTIFY_SOCKET"), state)
+func notify(state string) error {
+	return send(os.Getenv("NOTIFY_SOCKET"), state)
 }
 
-// Send sends state as one sd_notify datagram to addr ("@name" is an
+// send sends state as one sd_notify datagram to addr ("@name" is an
 // abstract socket); an empty addr sends nothing.
-func Send(addr, state string) error {
+func send(addr, state string) error {
 	if addr == "" {
 		return nil
 	}

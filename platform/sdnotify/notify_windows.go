@@ -4,12 +4,12 @@ import (
 	"errors"
 )
 
-// Notify does nothing on Windows: the service control manager learns of
+// notify does nothing on Windows: the service control manager learns of
 // our state through the service handler instead.
-func Notify(state string) error { return nil }
+func notify(state string) error { return nil }
 
-// Send fails on Windows, which has no AF_UNIX datagrams.
-func Send(addr, state string) error {
+// send fails on Windows, which has no AF_UNIX datagrams.
+func send(addr, state string) error {
 	if addr == "" {
 		return nil
 	}

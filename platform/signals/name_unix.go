@@ -9,9 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Name returns the conventional name of sig ("SIGKILL"), which
+// name returns the conventional name of sig ("SIGKILL"), which
 // operators search for, rather than its description ("killed").
-func Name(sig syscall.Signal) string {
+func name(sig syscall.Signal) string {
 	if n := unix.SignalName(sig); n != "" {
 		return n
 	}

@@ -5,9 +5,9 @@ import (
 	"syscall"
 )
 
-// Name returns the conventional name of sig; Windows processes are
+// name returns the conventional name of sig; Windows processes are
 // never ended by a signal, so this only names the emulated ones.
-func Name(sig syscall.Signal) string {
+func name(sig syscall.Signal) string {
 	switch sig {
 	case syscall.SIGKILL:
 		return "SIGKILL"
