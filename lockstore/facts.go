@@ -5,7 +5,7 @@ import (
 	"os"
 	"os/user"
 
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 	"github.com/hermes-agent/hermes-supervisor/procstate/pyparse"
 )
 
@@ -15,10 +15,10 @@ import (
 // readLarge reads path again, up to maxReadable bytes: a live gateway
 // with a long command line writes records beyond MaxRecordSize. One such
 // read runs at a time.
-func (s *Store) readLarge(path string) ([]byte, platform.FileStamp, error) {
+func (s *Store) readLarge(path string) ([]byte, safefs.FileStamp, error) {
 	s.large.Lock()
 	defer s.large.Unlock()
-	return platform.ReadRegular(path, maxReadable+1)
+	return safefs.ReadRegular(path, maxReadable+1)
 }
 
 // errProbe reports a file whose lock could not be probed; it is kept.
@@ -37,13 +37,13 @@ func fileHeld(path string) (bool, error) {
 		return false, errors.Join(errProbe, err)
 	}
 	defer f.Close()
-	if err := platform.LockFile(f); err != nil {
-		if errors.Is(err, platform.ErrLocked) {
+	if err := safefs.LockFile(f); err != nil {
+		if errors.Is(err, safefs.ErrLocked) {
 			return true, nil
 		}
 		return false, errors.Join(errProbe, err)
 	}
-	return false, platform.UnlockFile(f)
+	return false, safefs.UnlockFile(f)
 }
 
 // expandUser is os.path.expanduser as Hermes' process applies it to a

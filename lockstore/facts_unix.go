@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 )
 
 // openProbe opens path read-only, enough for flock, never following a
@@ -16,7 +16,7 @@ import (
 func openProbe(path string) (*os.File, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if errors.Is(err, unix.ELOOP) {
-		err = platform.ErrNotRegular
+		err = safefs.ErrNotRegular
 	}
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}

@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 )
 
 // otherUID is the user the attacks run as: nobody.
@@ -80,7 +80,7 @@ func TestSweepRefusesPathAnotherUserShapes(t *testing.T) {
 			if _, serr := os.Lstat(stale); serr != nil {
 				t.Fatalf("the sweep removed %s behind the planted path: %v", stale, serr)
 			}
-			if !errors.Is(err, platform.ErrUnsafeDir) {
+			if !errors.Is(err, safefs.ErrUnsafeDir) {
 				t.Errorf("sweep error = %v, want one wrapping ErrUnsafeDir", err)
 			}
 		})
@@ -113,7 +113,7 @@ func TestSweepLaterSeesSwappedParent(t *testing.T) {
 	if _, serr := os.Lstat(stale); serr != nil {
 		t.Fatalf("the second sweep removed %s through the swapped component: %v", stale, serr)
 	}
-	if !errors.Is(err, platform.ErrUnsafeDir) {
+	if !errors.Is(err, safefs.ErrUnsafeDir) {
 		t.Errorf("sweep error = %v, want one wrapping ErrUnsafeDir", err)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
@@ -161,7 +161,7 @@ func ParseRecord(data []byte) (Record, error) {
 
 // readBounded reads at most MaxRecordSize+1 bytes of path.
 func readBounded(path string) ([]byte, error) {
-	b, _, err := platform.ReadRegular(path, MaxRecordSize+1)
+	b, _, err := safefs.ReadRegular(path, MaxRecordSize+1)
 	return b, err
 }
 

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
@@ -22,7 +22,7 @@ func owns(rec Record, owner procstate.Identity) bool {
 
 // ownedFiles lists the pid file and scoped locks whose records name
 // owner, each with the stamp of the version read.
-func (s *Store) ownedFiles(owner procstate.Identity, read func(path string) ([]byte, platform.FileStamp, error)) ([]judged, error) {
+func (s *Store) ownedFiles(owner procstate.Identity, read func(path string) ([]byte, safefs.FileStamp, error)) ([]judged, error) {
 	paths := []string{s.layout.PIDFile()}
 	names, err := s.lockDirNames()
 	for _, n := range names {
@@ -56,12 +56,12 @@ func (s *Store) ownedFiles(owner procstate.Identity, read func(path string) ([]b
 func (s *Store) Release(_ context.Context, owner procstate.Identity) ([]Entry, error) {
 	dirs, derr := s.openDirs()
 	defer dirs.close()
-	js, err := s.ownedFiles(owner, func(p string) ([]byte, platform.FileStamp, error) {
+	js, err := s.ownedFiles(owner, func(p string) ([]byte, safefs.FileStamp, error) {
 		root, name, err := dirs.of(s.layout, p)
 		if err != nil {
-			return nil, platform.FileStamp{}, err
+			return nil, safefs.FileStamp{}, err
 		}
-		return platform.ReadRoot(root, name, MaxRecordSize+1)
+		return safefs.ReadRoot(root, name, MaxRecordSize+1)
 	})
 	errs := []error{err, derr}
 	es := make([]Entry, len(js))
@@ -74,7 +74,7 @@ func (s *Store) Release(_ context.Context, owner procstate.Identity) ([]Entry, e
 		if s.stillJudged(root, name, e) {
 			// A swap inside the directory between this check and the
 			// unlink is still possible; it can only unlink a name there.
-			if rerr := platform.RemoveIn(root, name); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+			if rerr := safefs.RemoveIn(root, name); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
 				s.fail(e, "release", rerr)
 			}
 		}
@@ -90,8 +90,8 @@ func (s *Store) Release(_ context.Context, owner procstate.Identity) ([]Entry, e
 
 // Owned lists the pid file and scoped locks whose records name owner.
 func (s *Store) Owned(_ context.Context, owner procstate.Identity) ([]Entry, error) {
-	js, err := s.ownedFiles(owner, func(p string) ([]byte, platform.FileStamp, error) {
-		return platform.ReadRegular(p, MaxRecordSize+1)
+	js, err := s.ownedFiles(owner, func(p string) ([]byte, safefs.FileStamp, error) {
+		return safefs.ReadRegular(p, MaxRecordSize+1)
 	})
 	es := make([]Entry, len(js))
 	for i := range js {

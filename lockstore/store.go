@@ -14,7 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
@@ -109,8 +109,8 @@ func (s *Store) Layout() Layout { return s.layout }
 // judged is an Entry plus what a sweep needs to act safely.
 type judged struct {
 	Entry
-	facts fileFacts          // what was read, for the rules
-	stamp platform.FileStamp // the version judged, to see if it was replaced
+	facts fileFacts        // what was read, for the rules
+	stamp safefs.FileStamp // the version judged, to see if it was replaced
 }
 
 // set records the rules' decision on e.
@@ -355,7 +355,7 @@ func (s *Store) lockDirNames() ([]string, error) {
 // file that cannot be read gets ActionError and is judged no further.
 func (s *Store) read(path string, kind Kind) (judged, bool) {
 	e := judged{Entry: Entry{Path: path, Kind: kind}}
-	data, stamp, err := platform.ReadRegular(path, MaxRecordSize+1)
+	data, stamp, err := safefs.ReadRegular(path, MaxRecordSize+1)
 	if err == nil && len(data) > MaxRecordSize {
 		data, stamp, err = s.readLarge(path)
 	}
@@ -395,7 +395,7 @@ func hintFor(err error) string {
 
 // RuntimeLockHeld reports whether some process holds gateway.lock.
 func (s *Store) RuntimeLockHeld() (bool, error) {
-	f, err := platform.OpenLockFile(s.layout.RuntimeLock(), false)
+	f, err := safefs.OpenLockFile(s.layout.RuntimeLock(), false)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
@@ -403,13 +403,13 @@ func (s *Store) RuntimeLockHeld() (bool, error) {
 		return false, err
 	}
 	defer f.Close()
-	if err := platform.LockFile(f); err != nil {
-		if errors.Is(err, platform.ErrLocked) {
+	if err := safefs.LockFile(f); err != nil {
+		if errors.Is(err, safefs.ErrLocked) {
 			return true, nil
 		}
 		return false, err
 	}
-	return false, platform.UnlockFile(f)
+	return false, safefs.UnlockFile(f)
 }
 
 // Running reports the gateway that runs in the home, as Hermes'

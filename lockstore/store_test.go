@@ -20,7 +20,7 @@ import (
 
 	"github.com/hermes-agent/hermes-supervisor/internal/conformance"
 	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
@@ -38,7 +38,7 @@ func TestMain(m *testing.M) {
 	case "lock": // hold gateway.lock, say so, block until stdin closes
 		f, err := os.OpenFile(os.Getenv("LOCKSTORE_LOCK"), os.O_RDWR|os.O_CREATE, 0o644)
 		if err == nil {
-			err = platform.LockFile(f)
+			err = safefs.LockFile(f)
 		}
 		if err != nil {
 			os.Exit(3)

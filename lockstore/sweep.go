@@ -12,7 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
@@ -36,7 +36,7 @@ func (s *Store) leftovers(dir string, match func(string) bool) ([]judged, error)
 // old enough that no writer can still be working on them.
 func (s *Store) judgeLeftover(path string) (judged, bool) {
 	e := judged{Entry: Entry{Path: path, Kind: KindLeftover, Verdict: procstate.Dead}}
-	st, err := platform.Stamp(path)
+	st, err := safefs.Stamp(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return e, false
 	}
@@ -65,7 +65,7 @@ type sweepDirs struct {
 	home, lock *os.Root
 }
 
-// openDirs opens the home and the lock dir as platform.OpenDir does,
+// openDirs opens the home and the lock dir as safefs.OpenDir does,
 // following no link another user owns and passing through no directory
 // another user may write: a root sweep would otherwise remove files in a
 // directory of that user's choice. One that does not exist holds nothing
@@ -77,7 +77,7 @@ func (s *Store) openDirs() (sweepDirs, error) {
 		dir  string
 		root **os.Root
 	}{{s.layout.Home, &d.home}, {s.layout.LockDir, &d.lock}} {
-		r, _, err := platform.OpenDir(o.dir, false)
+		r, _, err := safefs.OpenDir(o.dir, false)
 		switch {
 		case err == nil:
 			*o.root = r
@@ -174,7 +174,7 @@ func (s *Store) act(ctx context.Context, dirs sweepDirs, e *judged) {
 			if !s.stillJudged(root, name, e) {
 				return
 			}
-			if err := platform.RemoveIn(root, name); err != nil && !errors.Is(err, os.ErrNotExist) {
+			if err := safefs.RemoveIn(root, name); err != nil && !errors.Is(err, os.ErrNotExist) {
 				s.fail(e, "remove", err)
 				return
 			}
@@ -213,12 +213,12 @@ func (s *Store) act(ctx context.Context, dirs sweepDirs, e *judged) {
 // with the same bytes, was not judged: it is kept for the next sweep, and
 // the entry says so.
 func (s *Store) stillJudged(root *os.Root, name string, e *judged) bool {
-	st, err := platform.RootStamp(root, name)
+	st, err := safefs.RootStamp(root, name)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		e.Action, e.Reason = ActionOK, "already gone"
 		return false
-	case errors.Is(err, platform.ErrNotRegular):
+	case errors.Is(err, safefs.ErrNotRegular):
 		e.Verdict, e.Action = procstate.Unknown, ActionKeep
 		e.Reason = "replaced by a symlink or other non-regular file since it was judged: left alone"
 		return false
@@ -270,7 +270,7 @@ func quarantine(root *os.Root, name string) (string, error) {
 func moveNoReplace(root *os.Root, name, dst string) error {
 	err := root.Link(name, dst)
 	if err == nil {
-		return platform.RemoveIn(root, name)
+		return safefs.RemoveIn(root, name)
 	}
 	if errors.Is(err, os.ErrExist) || errors.Is(err, os.ErrNotExist) {
 		return err
@@ -304,13 +304,13 @@ func (s *Store) remove(ctx context.Context, root *os.Root, name string, e *judge
 	}
 	// The rename keeps the inode: an unchanged stamp proves nobody
 	// replaced or rewrote the file since it was judged, without reading it.
-	if st, err := platform.RootStamp(root, stale); err != nil || !st.Same(e.stamp) {
+	if st, err := safefs.RootStamp(root, stale); err != nil || !st.Same(e.stamp) {
 		s.rejudge(ctx, root, name, e)
 		if e.Action == ActionKeep {
 			return
 		}
 	}
-	if err := platform.RemoveIn(root, stale); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := safefs.RemoveIn(root, stale); err != nil && !errors.Is(err, os.ErrNotExist) {
 		s.fail(e, "remove", err)
 		return
 	}
@@ -321,7 +321,7 @@ func (s *Store) remove(ctx context.Context, root *os.Root, name string, e *judge
 // rename to .stale: a gateway that just claimed it gets it back.
 func (s *Store) rejudge(ctx context.Context, root *os.Root, name string, e *judged) {
 	stale := name + ".stale"
-	now, _, err := platform.ReadRoot(root, stale, MaxRecordSize+1)
+	now, _, err := safefs.ReadRoot(root, stale, MaxRecordSize+1)
 	if err != nil || bytes.Equal(now, e.facts.data) {
 		return
 	}
@@ -338,7 +338,7 @@ func (s *Store) rejudge(ctx context.Context, root *os.Root, name string, e *judg
 	}
 	if r.keep {
 		_ = root.Link(stale, name) // fails harmlessly if a newer file took the name
-		_ = platform.RemoveIn(root, stale)
+		_ = safefs.RemoveIn(root, stale)
 		e.Record, e.Action, e.Reason = &f.rec.Record, ActionKeep, "claimed by a live gateway during the sweep"
 		e.Verdict = procstate.Alive
 	}

@@ -18,7 +18,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/cgrouptest"
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/proctree"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
@@ -44,7 +44,7 @@ func TestCgroupSupervisorHelper(t *testing.T) {
 		_ = json.NewEncoder(os.Stdout).Encode(rep)
 		os.Exit(0)
 	}()
-	cg, err := platform.DelegatedCgroups(context.Background())
+	cg, err := proctree.DelegatedCgroups(context.Background())
 	if err != nil {
 		rep.Error = err.Error()
 		return

@@ -16,7 +16,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/proctree"
+	"github.com/hermes-agent/hermes-supervisor/platform/signals"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
@@ -30,14 +31,14 @@ type runner interface {
 	// wait blocks until the gateway is gone and reports how it ended.
 	wait(ctx context.Context) Exit
 	// survivors lists what is still alive of a killed tree.
-	survivors() []platform.Unkilled
+	survivors() []proctree.Unkilled
 }
 
 // started is a child the supervisor started, held by its process tree
 // handle: its exit comes from wait(2), never from a pid lookup.
 type started struct {
 	killed   atomic.Bool
-	tree     *platform.Tree
+	tree     *proctree.Tree
 	begun    time.Time
 	clock    Clock
 	log      *zap.Logger
@@ -84,7 +85,7 @@ func startChild(cfg *Config, self procstate.Identity, log *zap.Logger, clock Clo
 		readEnds, writeEnds = append(readEnds, r), append(writeEnds, w)
 	}
 	cmd.Stdout, cmd.Stderr = writeEnds[0], writeEnds[1]
-	tree, err := platform.StartTree(cmd, cfg.Cgroups, cfg.Reaper)
+	tree, err := proctree.Start(cmd, cfg.Cgroups, cfg.Reaper)
 	closeAll(writeEnds) // the gateway holds them now; ours would keep EOF away
 	if err != nil {
 		closeAll(readEnds)
@@ -126,7 +127,7 @@ func (c *started) Kill() error {
 	return c.tree.Kill()
 }
 
-func (c *started) survivors() []platform.Unkilled { return c.tree.Survivors() }
+func (c *started) survivors() []proctree.Unkilled { return c.tree.Survivors() }
 
 // cgroup names the gateway's cgroup, "" when it has none.
 func (c *started) cgroup() string {
@@ -168,7 +169,7 @@ drained:
 	case errors.As(err, &ee):
 		e.Code = ee.ExitCode()
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			e.Signal = platform.SignalName(ws.Signal())
+			e.Signal = signals.Name(ws.Signal())
 		} else if c.killed.Load() {
 			e.Signal = killedByStopTimeout
 		}
@@ -232,7 +233,7 @@ func (o *orphan) isAbandoned() bool {
 }
 
 func (o *orphan) Terminate() error {
-	sig, ok := platform.TerminateSignal()
+	sig, ok := signals.Terminate()
 	if !ok {
 		return nil // Windows: the planned-stop marker is the request.
 	}
@@ -265,7 +266,7 @@ func (o *orphan) Kill() error {
 	o.log.Warn("killing the gateway of a previous supervisor, with its process group", zap.Int("pid", o.id.PID),
 		zap.Int("pgid", c.pgid), zap.Int64p("start_time", o.id.StartTime), zap.Strings("argv", o.id.Argv),
 		zap.String("evidence", "nonce in its environment, HERMES_HOME, start time and command line as recorded"))
-	if err := platform.KillGroup(o.id.PID); err != nil {
+	if err := proctree.KillGroup(o.id.PID); err != nil {
 		err = fmt.Errorf("kill orphaned gateway %s: %w", o.id, err)
 		o.abandon(err)
 		return err
@@ -274,11 +275,11 @@ func (o *orphan) Kill() error {
 }
 
 // survivors: the previous supervisor's gateway, while it still runs.
-func (o *orphan) survivors() []platform.Unkilled {
+func (o *orphan) survivors() []proctree.Unkilled {
 	if o.prober.Judge(context.Background(), o.id, o.matches).Verdict.Stale() {
 		return nil
 	}
-	return []platform.Unkilled{{PID: o.id.PID, Why: "the gateway of a previous supervisor still runs after its group was killed"}}
+	return []proctree.Unkilled{{PID: o.id.PID, Why: "the gateway of a previous supervisor still runs after its group was killed"}}
 }
 
 func (o *orphan) wait(ctx context.Context) Exit {

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/proctree"
 )
 
 // Config is everything one supervisor needs; the CLI fills it from flags,
@@ -56,15 +56,15 @@ type Config struct {
 	// gateways that cannot send sd_notify datagrams (Windows).
 	HangAfter time.Duration
 	// Cgroups, when set, is the cgroup delegated to the supervisor
-	// (platform.DelegatedCgroups): each gateway then runs in a cgroup of its
+	// (proctree.DelegatedCgroups): each gateway then runs in a cgroup of its
 	// own under it, and whatever it leaves behind is killed when it exits.
 	// nil leaves the gateway's tree to its process group (job object on
 	// Windows).
-	Cgroups *platform.Cgroups
+	Cgroups *proctree.Cgroups
 	// Reaper, when set, is the supervisor as child subreaper
-	// (platform.BecomeSubreaper): the orphans of each gateway's tree are
+	// (proctree.BecomeSubreaper): the orphans of each gateway's tree are
 	// re-parented to it, and found, killed and reaped with the tree.
-	Reaper *platform.Reaper
+	Reaper *proctree.Reaper
 	// OwnWatchdog, when positive, is how often the supervisor sends
 	// WATCHDOG=1 through Notify: half its service manager's WATCHDOG_USEC.
 	OwnWatchdog time.Duration

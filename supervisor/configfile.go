@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 )
 
 // FileConfig is the optional JSON configuration file. Every field may be
@@ -102,10 +102,10 @@ func (e *ConfigError) Error() string {
 // typo never silently falls back to a default, and every value is checked
 // here, where its file, key and line can still be named (*ConfigError). A
 // symlink, FIFO, device or file over 1 MiB is refused (see
-// platform.ReadRegularFile).
+// safefs.ReadRegularFile).
 func ReadFileConfig(path string) (FileConfig, error) {
 	var fc FileConfig
-	b, err := platform.ReadRegularFile(path, maxConfigFile)
+	b, err := safefs.ReadRegularFile(path, maxConfigFile)
 	if err != nil {
 		return fc, fmt.Errorf("config file %s: %w: point --config at a regular file of at most 1 MiB", path, err)
 	}

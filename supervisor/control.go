@@ -16,7 +16,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/ctlsock"
 )
 
 // The control protocol is one JSON line each way, like Hermes' own
@@ -98,7 +98,7 @@ type pendingConn struct {
 }
 
 func listenControl(addr string, users []string, timeout time.Duration, log *zap.Logger, h handler) (*controlServer, error) {
-	ln, err := platform.ListenControl(addr, users...)
+	ln, err := ctlsock.Listen(addr, users...)
 	if err != nil {
 		return nil, fmt.Errorf("control endpoint %s: %w", addr, err)
 	}
@@ -225,7 +225,7 @@ func (s *controlServer) Close() error {
 }
 
 // Call sends one verb to the supervisor at addr and returns its answer. It
-// wraps platform.ErrNoEndpoint when no supervisor listens, and ErrBusy when
+// wraps ctlsock.ErrNoEndpoint when no supervisor listens, and ErrBusy when
 // the endpoint stayed full until ctx ended: a flood of clients delays an
 // answer, it does not turn into an error while there is time to wait.
 func Call(ctx context.Context, addr, verb string) (Response, error) {
@@ -245,26 +245,26 @@ func Call(ctx context.Context, addr, verb string) (Response, error) {
 }
 
 // CallHome sends verb to the supervisor of home, trying each address it
-// may listen at (platform.ControlAddresses) until one of ours answers. An
+// may listen at (ctlsock.Addresses) until one of ours answers. An
 // endpoint that is there but does not answer in time ends the search, as
 // does any error but these, which only move on to the next address: none
-// listening (platform.ErrNoEndpoint, returned once every address said so,
-// naming them all), another user's socket (platform.ErrForeignPeer) and
+// listening (ctlsock.ErrNoEndpoint, returned once every address said so,
+// naming them all), another user's socket (ctlsock.ErrForeignPeer) and
 // permission denied (os.ErrPermission), one of which is returned if no
 // address answered.
 func CallHome(ctx context.Context, home, verb string) (Response, error) {
-	addrs := platform.ControlAddresses(home)
+	addrs := ctlsock.Addresses(home)
 	var refused error
 	for _, a := range addrs {
 		resp, err := Call(ctx, a, verb)
 		switch {
 		case err == nil:
 			return resp, nil
-		case errors.Is(err, platform.ErrForeignPeer), errors.Is(err, os.ErrPermission):
+		case errors.Is(err, ctlsock.ErrForeignPeer), errors.Is(err, os.ErrPermission):
 			if refused == nil {
 				refused = err
 			}
-		case errors.Is(err, platform.ErrNoEndpoint):
+		case errors.Is(err, ctlsock.ErrNoEndpoint):
 		default:
 			return Response{}, err
 		}
@@ -272,11 +272,11 @@ func CallHome(ctx context.Context, home, verb string) (Response, error) {
 	if refused != nil {
 		return Response{}, refused
 	}
-	return Response{}, fmt.Errorf("dial %s: %w", strings.Join(addrs, ", "), platform.ErrNoEndpoint)
+	return Response{}, fmt.Errorf("dial %s: %w", strings.Join(addrs, ", "), ctlsock.ErrNoEndpoint)
 }
 
 func call(ctx context.Context, addr, verb string) (Response, error) {
-	conn, err := platform.DialControl(ctx, addr)
+	conn, err := ctlsock.Dial(ctx, addr)
 	if err != nil {
 		return Response{}, err
 	}

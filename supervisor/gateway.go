@@ -6,7 +6,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/proctree"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
@@ -53,7 +53,7 @@ func (s *Supervisor) findGateway(ctx context.Context) (procstate.Identity, bool)
 // names, with the start time read from it then. A process group proves
 // nothing alone, so on POSIX such a record finds no gateway.
 func (s *Supervisor) memberGateway(ctx context.Context, st *started, rec lockstore.Record) (procstate.Identity, bool) {
-	if !platform.MembershipProvesOwnership {
+	if !proctree.MembershipProvesOwnership {
 		return procstate.Identity{}, false
 	}
 	id := rec.Identity()

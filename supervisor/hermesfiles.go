@@ -12,7 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 )
 
 // maxHermesConfig bounds the read of <home>/config.yaml; real ones are a
@@ -24,7 +24,7 @@ const maxHermesConfig = 1 << 20
 // seconds and treats anything not positive as off; so do we.
 func hermesWatchdog(home string) (time.Duration, error) {
 	path := filepath.Join(home, "config.yaml")
-	b, _, err := platform.ReadRegular(path, maxHermesConfig+1)
+	b, _, err := safefs.ReadRegular(path, maxHermesConfig+1)
 	if err != nil {
 		return 0, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -72,7 +72,7 @@ func heartbeatPath(home string) string { return filepath.Join(home, "state", "ga
 // or an ISO 8601 time, as Hermes versions differ.
 func readHeartbeat(home string) (heartbeat, error) {
 	var hb heartbeat
-	b, _, err := platform.ReadRegular(heartbeatPath(home), maxHeartbeat+1)
+	b, _, err := safefs.ReadRegular(heartbeatPath(home), maxHeartbeat+1)
 	if err != nil {
 		return hb, err
 	}

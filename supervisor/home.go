@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 )
 
 // HeldError reports that another supervisor holds the home's supervisor
@@ -37,13 +37,13 @@ func (e *HeldError) Error() string {
 // supervisor holds the lock.
 func LockHome(ctx context.Context, l lockstore.Layout) (unlock func(), err error) {
 	path := l.SupervisorLock()
-	f, err := platform.OpenLockFile(path, true)
+	f, err := safefs.OpenLockFile(path, true)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w: check the permissions of the Hermes home", path, err)
 	}
-	if err := platform.LockFile(f); err != nil {
+	if err := safefs.LockFile(f); err != nil {
 		f.Close()
-		if errors.Is(err, platform.ErrLocked) {
+		if errors.Is(err, safefs.ErrLocked) {
 			return nil, &HeldError{Home: l.Home, PID: lockOwner(ctx, path)}
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
@@ -53,7 +53,7 @@ func LockHome(ctx context.Context, l lockstore.Layout) (unlock func(), err error
 		_, _ = f.WriteAt(append(b, '\n'), 0)
 	}
 	return func() {
-		_ = platform.UnlockFile(f)
+		_ = safefs.UnlockFile(f)
 		_ = f.Close()
 	}, nil
 }
@@ -78,12 +78,12 @@ func lockOwner(ctx context.Context, path string) int {
 	}
 }
 
-// PrepareHome opens the home as platform.OpenDir does, creating it when
+// PrepareHome opens the home as safefs.OpenDir does, creating it when
 // missing (created reports that it did, so that a mistyped --home is said
 // once), and returns the path it resolved to: a link the user owns is
 // followed once, here, and the supervisor works in its target from then
 // on. flag names the setting to change in the error; a refusal no restart
-// can fix wraps platform.ErrUnsafeDir or ErrNotDir.
+// can fix wraps safefs.ErrUnsafeDir or ErrNotDir.
 func PrepareHome(home, flag string) (resolved string, created bool, err error) {
 	if _, err := os.Lstat(home); errors.Is(err, os.ErrNotExist) {
 		created = true
@@ -111,9 +111,9 @@ func PrepareDirs(l lockstore.Layout) (lockstore.Layout, error) {
 var ErrNotDir = errors.New("not a directory")
 
 func prepareDir(path, flag string) (string, error) {
-	root, resolved, err := platform.OpenDir(path, true)
+	root, resolved, err := safefs.OpenDir(path, true)
 	switch {
-	case errors.Is(err, platform.ErrUnsafeDir):
+	case errors.Is(err, safefs.ErrUnsafeDir):
 		return "", fmt.Errorf("%w: run the supervisor as the directory's owner, or pass %s to a directory only you can write, on a path only you and root can change", err, flag)
 	case errors.Is(err, syscall.ENOTDIR):
 		return "", fmt.Errorf("%s is a file, not a directory: pass %s to a directory: %w", path, flag, ErrNotDir)
@@ -149,5 +149,5 @@ func probeDir(root *os.Root, dir string) error {
 		return fmt.Errorf("%s is not writable: %w", dir, err)
 	}
 	f.Close()
-	return platform.RemoveIn(root, name)
+	return safefs.RemoveIn(root, name)
 }

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 )
 
 // hostileFiles makes, in dir, every kind of file a user who can write the
@@ -63,11 +63,11 @@ func TestHostileReadsAreRefused(t *testing.T) {
 	for name, path := range hostileFiles(t, t.TempDir()) {
 		t.Run(name, func(t *testing.T) {
 			err := within(t, "ReadStatusFile", func() error { _, err := ReadStatusFile(path); return err })
-			if !errors.Is(err, platform.ErrNotRegular) && !errors.Is(err, platform.ErrTooBig) {
+			if !errors.Is(err, safefs.ErrNotRegular) && !errors.Is(err, safefs.ErrTooBig) {
 				t.Errorf("ReadStatusFile: %v", err)
 			}
 			err = within(t, "ReadFileConfig", func() error { _, err := ReadFileConfig(path); return err })
-			if !errors.Is(err, platform.ErrNotRegular) && !errors.Is(err, platform.ErrTooBig) {
+			if !errors.Is(err, safefs.ErrNotRegular) && !errors.Is(err, safefs.ErrTooBig) {
 				t.Errorf("ReadFileConfig: %v", err)
 			}
 		})

@@ -14,7 +14,8 @@ import (
 
 	"github.com/hermes-agent/hermes-supervisor/internal/demogateway"
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/proctree"
+	"github.com/hermes-agent/hermes-supervisor/platform/signals"
 )
 
 // launcher stands in for pip's and uv's hermes.exe console launcher: it
@@ -22,7 +23,7 @@ import (
 // forwards no stop request (SIGTERM is caught and dropped), so only a
 // request aimed at the gateway itself can stop it gracefully.
 func launcher(argv []string) int {
-	if term, ok := platform.TerminateSignal(); ok {
+	if term, ok := signals.Terminate(); ok {
 		signal.Notify(make(chan os.Signal, 1), term)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -111,7 +112,7 @@ func TestLauncherGatewayWithoutStartTime(t *testing.T) {
 		c.Command = []string{os.Args[0], "launcher", os.Args[0], demogateway.Command, "-no-start-time"}
 		c.StopTimeout = stopTimeout
 		c.ReadyTimeout = 2 * stopTimeout
-		if !platform.MembershipProvesOwnership {
+		if !proctree.MembershipProvesOwnership {
 			// Ready only by the timeout; the launcher forwards no SIGTERM,
 			// so the stop ends in a kill.
 			c.ReadyTimeout, c.StopTimeout = time.Second, 2*time.Second
@@ -133,7 +134,7 @@ func TestLauncherGatewayWithoutStartTime(t *testing.T) {
 		t.Fatalf("gateway.pid %+v: want a record without start_time naming the launcher's child", rec)
 	}
 	got := h.sup.Do(context.Background(), "status").Status.Child
-	if !platform.MembershipProvesOwnership {
+	if !proctree.MembershipProvesOwnership {
 		if got.Gateway != nil || got.ReadyBy != "ready timeout" {
 			t.Errorf("a process group alone proved gateway %+v (ready by %s)", got.Gateway, got.ReadyBy)
 		}

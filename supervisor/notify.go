@@ -11,7 +11,9 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/alarm"
+	"github.com/hermes-agent/hermes-supervisor/platform/proctree"
+	"github.com/hermes-agent/hermes-supervisor/platform/sdnotify"
 )
 
 // maxNotify bounds one sd_notify datagram. Hermes' longest is under 100
@@ -118,7 +120,7 @@ func (notifyRejected) isEvent() {}
 // keepAlives is shared by one start's reader, its alarm's waiter and the
 // Run goroutine. Once the watchdog is armed, a bare WATCHDOG=1 (twice per
 // deadline, for the gateway's whole life) is recorded here rather than
-// sent as an event: the deadline is a platform.Alarm that the reader
+// sent as an event: the deadline is a alarm.Alarm that the reader
 // extends and the waiter re-arms, and only a deadline that passed with no
 // keep-alive becomes an event. An idle supervisor then wakes once per
 // keep-alive, in one thread (docs/benchmarks.md §6).
@@ -152,7 +154,7 @@ func send(events chan<- event, stop <-chan struct{}, ev event) bool {
 // readNotify forwards the datagrams of one gateway start to the Run
 // goroutine until the listener is closed or stop is. It runs on its own
 // goroutine and touches no supervisor state but ka and the alarm.
-func readNotify(l *platform.NotifyListener, run runner, root int, events chan<- event, stop <-chan struct{}, ka *keepAlives, alarm *platform.Alarm, now func() time.Time, log *zap.Logger) {
+func readNotify(l *sdnotify.Listener, run runner, root int, events chan<- event, stop <-chan struct{}, ka *keepAlives, alarm *alarm.Alarm, now func() time.Time, log *zap.Logger) {
 	buf := make([]byte, maxNotify+1)
 	for {
 		d, err := l.Receive(buf)
@@ -190,7 +192,7 @@ func readNotify(l *platform.NotifyListener, run runner, root int, events chan<- 
 // (where Extend does not move the alarm) re-arms it to the last keep-alive
 // plus the deadline; any other fire goes to the Run goroutine, which also
 // knows the keep-alives that came as events, and decides.
-func waitDeadline(alarm *platform.Alarm, run runner, events chan<- event, stop <-chan struct{}, ka *keepAlives, now func() time.Time) {
+func waitDeadline(alarm *alarm.Alarm, run runner, events chan<- event, stop <-chan struct{}, ka *keepAlives, now func() time.Time) {
 	for alarm.Wait() == nil {
 		if last, iv := ka.last.Load(), time.Duration(ka.interval.Load()); ka.armed.Load() && last != 0 {
 			if left := time.Unix(0, last).Add(iv).Sub(now()); left > 0 {
@@ -210,6 +212,6 @@ func inTree(pid, root int) bool {
 	if pid == root {
 		return true
 	}
-	pg, err := platform.ProcessGroup(pid)
+	pg, err := proctree.ProcessGroup(pid)
 	return err == nil && pg == root
 }

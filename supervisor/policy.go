@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/proctree"
 )
 
 // Hermes' exit codes (gateway/restart.py, hermes_cli/gateway.py).
@@ -90,7 +90,7 @@ type Exit struct {
 	Reason string `json:"reason,omitempty"`
 	// Unkilled lists the processes of the gateway's tree still alive when
 	// the supervisor gave up on them, KillGrace after it killed the tree.
-	Unkilled []platform.Unkilled `json:"unkilled,omitempty"`
+	Unkilled []proctree.Unkilled `json:"unkilled,omitempty"`
 	// At is when the exit was seen.
 	At time.Time `json:"at"`
 	// Uptime is how long the run lasted. In JSON it is written twice, as
@@ -105,7 +105,7 @@ type exitJSON struct {
 	StartError    string              `json:"start_error,omitempty"`
 	Orphan        string              `json:"orphan,omitempty"`
 	Reason        string              `json:"reason,omitempty"`
-	Unkilled      []platform.Unkilled `json:"unkilled,omitempty"`
+	Unkilled      []proctree.Unkilled `json:"unkilled,omitempty"`
 	At            time.Time           `json:"at"`
 	Uptime        string              `json:"uptime"`
 	UptimeSeconds float64             `json:"uptime_seconds"`

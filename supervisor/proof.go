@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/proctree"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
@@ -98,7 +98,7 @@ func (p proof) check(ctx context.Context, pid int) (carrier, error) {
 		return c, fmt.Errorf("pid %d: %w: it exited while being read", pid, ErrNotProven)
 	}
 	c.id, c.hash = id, hashNonce(nonce)
-	if pg, err := platform.ProcessGroup(pid); err == nil {
+	if pg, err := proctree.ProcessGroup(pid); err == nil {
 		c.pgid = pg
 	}
 	return c, nil

@@ -11,7 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/ctlsock"
 	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
@@ -101,7 +101,7 @@ func provenOrphan(ctx context.Context, prober *procstate.Prober, layout lockstor
 	if c == nil {
 		return nil
 	}
-	boot, err := platform.BootID()
+	boot, err := procstate.BootID()
 	if err != nil || boot == "" || st.BootID != boot {
 		return nil
 	}
@@ -144,11 +144,11 @@ func answerContext(ctx context.Context) (context.Context, context.CancelFunc) {
 // noAnswer says in a few words why the endpoint gave no answer.
 func noAnswer(err error) string {
 	switch {
-	case errors.Is(err, platform.ErrNoEndpoint):
+	case errors.Is(err, ctlsock.ErrNoEndpoint):
 		return "nothing answers at its control endpoint (" + err.Error() + ")"
 	case errors.Is(err, ErrBusy):
 		return "its control endpoint stayed busy with other clients"
-	case errors.Is(err, platform.ErrForeignPeer):
+	case errors.Is(err, ctlsock.ErrForeignPeer):
 		return "another user's process holds its control endpoint"
 	case errors.Is(err, os.ErrPermission):
 		return "its control endpoint is not this user's to ask"

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 )
 
 // ErrHomeDeleted reports that the home disappeared while a supervisor
@@ -39,7 +39,7 @@ func (s *Supervisor) probeDirs() error {
 		}
 		// A disk with almost no room is full for the gateway (it logs,
 		// writes sessions) even while a probe file still fits.
-		if free, err := platform.FreeSpace(d.path); err == nil && free < minFreeSpace {
+		if free, err := safefs.FreeSpace(d.path); err == nil && free < minFreeSpace {
 			return fmt.Errorf("%s %s: the disk is full (%d KiB free): %w", d.what, d.path, free>>10, errUnusableDir)
 		}
 		f, err := os.CreateTemp(d.path, ".hermes-supervisor-probe-*")

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
@@ -100,7 +100,7 @@ type Status struct {
 	// read-only or full home or lock dir, or a deleted home); such failures
 	// never count toward the crash loop and are retried until they clear.
 	StartupError string `json:"startup_error,omitempty"`
-	// BootID names the boot the supervisor ran in (platform.BootID): a
+	// BootID names the boot the supervisor ran in (procstate.BootID): a
 	// successor trusts nothing a file of another boot names.
 	BootID string `json:"boot_id,omitempty"`
 	// NonceHash is the hash of this run's nonce (see EnvNonce).
@@ -198,13 +198,13 @@ const maxStatusFile = 1 << 20
 
 // ReadStatusFile reads the state file a supervisor keeps for shells that
 // cannot reach its endpoint. A symlink, FIFO, device or file over 1 MiB is
-// refused (see platform.ReadRegularFile), never followed or waited on.
+// refused (see safefs.ReadRegularFile), never followed or waited on.
 func ReadStatusFile(path string) (*Status, error) {
-	b, err := platform.ReadRegularFile(path, maxStatusFile)
+	b, err := safefs.ReadRegularFile(path, maxStatusFile)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("%s: %w", path, ErrNoState)
-	case errors.Is(err, platform.ErrNotRegular), errors.Is(err, platform.ErrTooBig):
+	case errors.Is(err, safefs.ErrNotRegular), errors.Is(err, safefs.ErrTooBig):
 		return nil, &lockstore.FileError{Path: path, Op: "read", Err: err, Hint: "it is not a state file any supervisor wrote; remove it"}
 	case err != nil:
 		return nil, &lockstore.FileError{Path: path, Op: "read", Err: err, Hint: "run status as a user that may read the Hermes home"}

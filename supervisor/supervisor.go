@@ -15,7 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/proctree"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
@@ -73,7 +73,7 @@ func New(cfg Config, log *zap.Logger, clock Clock, prober *procstate.Prober) (*S
 	if err != nil {
 		return nil, fmt.Errorf("inspect own process: %w", err)
 	}
-	bootID, err := platform.BootID()
+	bootID, err := procstate.BootID()
 	if err != nil {
 		// Without it no later run can prove our gateway ours: it would be
 		// left alone rather than reclaimed.
@@ -386,9 +386,9 @@ func (s *Supervisor) killProven(ctx context.Context, c carrier, group bool, what
 	s.log.Warn("killing "+what, zap.Int("pid", c.id.PID), zap.Int("pgid", c.pgid),
 		zap.Int64p("start_time", c.id.StartTime), zap.Strings("argv", c.id.Argv),
 		zap.String("evidence", "the previous supervisor's nonce and this HERMES_HOME in its environment; state file of this boot"))
-	kill := platform.KillProcess
+	kill := proctree.KillProcess
 	if group {
-		kill = platform.KillGroup
+		kill = proctree.KillGroup
 	}
 	if err := kill(c.id.PID); err != nil {
 		s.log.Warn("could not kill it", zap.Int("pid", c.id.PID), zap.Error(err))

@@ -8,7 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/proctree"
 )
 
 // KillGrace is how long the supervisor waits for a killed gateway's tree
@@ -41,7 +41,7 @@ func (s *Supervisor) graceOver(ctx context.Context) {
 	if len(left) == 0 {
 		// Everything died; the exit is being collected (the cgroup
 		// emptied, the output drained) and will not be long.
-		left = []platform.Unkilled{{PID: s.child.PID, Why: fmt.Sprintf("its exit was not collected within %s of the kill", KillGrace)}}
+		left = []proctree.Unkilled{{PID: s.child.PID, Why: fmt.Sprintf("its exit was not collected within %s of the kill", KillGrace)}}
 	}
 	for _, u := range left {
 		s.log.Error("could not kill a process of the gateway's tree", zap.Int("pid", u.PID), zap.String("name", u.Name),
@@ -53,7 +53,7 @@ func (s *Supervisor) graceOver(ctx context.Context) {
 
 // DescribeUnkilled says in one line which processes survived a kill and
 // why; names are quoted, since a process chooses its own.
-func DescribeUnkilled(us []platform.Unkilled) string {
+func DescribeUnkilled(us []proctree.Unkilled) string {
 	parts := make([]string, 0, len(us))
 	for _, u := range us {
 		parts = append(parts, fmt.Sprintf("pid %d %q: %s", u.PID, u.Name, u.Why))

@@ -18,7 +18,6 @@ import (
 	"github.com/hermes-agent/hermes-supervisor/internal/pidns"
 	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
-	"github.com/hermes-agent/hermes-supervisor/platform"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
@@ -113,7 +112,7 @@ func childOf(id procstate.Identity, hash string) *Child {
 }
 
 func thisBoot(t *testing.T) string {
-	b, err := platform.BootID()
+	b, err := procstate.BootID()
 	if err != nil {
 		t.Fatal(err)
 	}

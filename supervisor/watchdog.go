@@ -10,7 +10,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/alarm"
+	"github.com/hermes-agent/hermes-supervisor/platform/sdnotify"
+	"github.com/hermes-agent/hermes-supervisor/platform/signals"
 )
 
 // ReasonWatchdog is the exit reason of a gateway taken down because it hung.
@@ -58,8 +60,8 @@ type watchdog struct {
 	own    Timer  // next WATCHDOG=1 to our own service manager
 
 	// Reset at every gateway start.
-	sock     *platform.NotifyListener
-	alarm    *platform.Alarm // the keep-alive deadline; set with sock
+	sock     *sdnotify.Listener
+	alarm    *alarm.Alarm // the keep-alive deadline; set with sock
 	stop     chan struct{}
 	ka       *keepAlives
 	interval time.Duration
@@ -108,7 +110,7 @@ func (s *Supervisor) watchdogInterval() time.Duration {
 func (s *Supervisor) openWatch() []string {
 	s.wd = watchdog{warned: s.wd.warned, own: s.wd.own, interval: s.watchdogInterval(), ka: &keepAlives{}}
 	s.wd.ka.interval.Store(int64(s.wd.interval))
-	l, err := platform.ListenNotify("")
+	l, err := sdnotify.Listen("")
 	if err != nil {
 		lvl := s.log.Warn
 		if errors.Is(err, errors.ErrUnsupported) {
@@ -117,7 +119,7 @@ func (s *Supervisor) openWatch() []string {
 		lvl("no sd_notify socket for the gateway; readiness comes from its files", zap.Error(err))
 		return nil
 	}
-	alarm, err := platform.NewAlarm()
+	alarm, err := alarm.New()
 	if err != nil {
 		_ = l.Close()
 		s.log.Warn("no sd_notify socket for the gateway (no alarm for its keep-alive deadline); readiness comes from its files", zap.Error(err))
@@ -383,7 +385,7 @@ func (s *Supervisor) hangDetected(why string) {
 	s.wd.hung = true
 	s.rearm()
 	s.log.Error("gateway hung: "+why, zap.Int("pid", s.child.PID))
-	if sig, ok := platform.DumpSignal(); ok {
+	if sig, ok := signals.Dump(); ok {
 		if st, ok := s.run.(*started); ok && st.tree.Signal(sig) == nil {
 			s.log.Warn("sent SIGUSR2: Hermes appends every thread's stack to its fault log; look there for where it hung",
 				zap.String("file", filepath.Join(s.cfg.Layout.Home, "logs", "gateway_faulthandler.log")))

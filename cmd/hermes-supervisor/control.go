@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/ctlsock"
 	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
 	"github.com/hermes-agent/hermes-supervisor/supervisor"
 )
@@ -116,7 +116,7 @@ installed), and otherwise asks the supervisor over its control endpoint.`,
 				if err != nil {
 					return err
 				}
-				_, err = fmt.Fprintf(cmd.OutOrStdout(), "ask the supervisor at %s to stop\n", termtext.Quote(platform.ControlAddress(layout.Home)))
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "ask the supervisor at %s to stop\n", termtext.Quote(ctlsock.Address(layout.Home)))
 				return err
 			}
 			return control(cmd, g, "stop", timeout, func(err error) error {
@@ -157,7 +157,7 @@ func control(cmd *cobra.Command, g *globals, verb string, timeout time.Duration,
 	defer cancel()
 	resp, err := supervisor.CallHome(ctx, layout.Home, verb)
 	switch {
-	case errors.Is(err, platform.ErrNoEndpoint):
+	case errors.Is(err, ctlsock.ErrNoEndpoint):
 		if err := unreachable(cmd.Context(), layout, verb, err); err != nil {
 			return err
 		}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/ctlsock"
 )
 
 // TestRunRefusesForeignPathWith78 replays issue 23 items 5 and 7 at the
@@ -163,7 +163,7 @@ func TestControlAddressOfLinkedHome(t *testing.T) {
 	}{
 		{"/home/ann/.hermes", "/data/ann/hermes", "/data/ann/hermes/hermes-supervisor.sock"},
 		{"/home/ann/.hermes", "/home/ann/.hermes", "/home/ann/.hermes/hermes-supervisor.sock"},
-		{long, "/data/ann/hermes", platform.ControlAddress(long)},
+		{long, "/data/ann/hermes", ctlsock.Address(long)},
 	}
 	for _, tt := range tests {
 		if got := controlAddress(tt.asked, tt.resolved); got != tt.want {

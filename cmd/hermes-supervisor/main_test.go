@@ -19,7 +19,7 @@ import (
 
 	"github.com/hermes-agent/hermes-supervisor/internal/conformance"
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
@@ -193,9 +193,9 @@ func cmdUnlocked(ts *testscript.TestScript, neg bool, args []string) {
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		f, err := os.OpenFile(ts.MkAbs(args[0]), os.O_RDWR, 0)
 		ts.Check(err)
-		err = platform.LockFile(f)
+		err = safefs.LockFile(f)
 		if err == nil {
-			_ = platform.UnlockFile(f)
+			_ = safefs.UnlockFile(f)
 		}
 		f.Close()
 		if err == nil {

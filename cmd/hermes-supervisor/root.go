@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/journald"
 	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
 	"github.com/hermes-agent/hermes-supervisor/supervisor"
 )
@@ -88,7 +88,7 @@ func buildVersion(info *debug.BuildInfo, ok bool) string {
 func (g *globals) layout() (lockstore.Layout, error) {
 	home := g.home
 	if home == "" {
-		h, err := platform.DefaultHermesHome(g.getenv)
+		h, err := lockstore.DefaultHermesHome(g.getenv)
 		if err != nil {
 			return lockstore.Layout{}, fmt.Errorf("find the Hermes home: %w: pass --home", err)
 		}
@@ -105,7 +105,7 @@ func (g *globals) layout() (lockstore.Layout, error) {
 		lockDir = g.file.LockDir
 	}
 	if lockDir == "" {
-		d, err := platform.DefaultLockDir(g.getenv)
+		d, err := lockstore.DefaultLockDir(g.getenv)
 		if err != nil {
 			return lockstore.Layout{}, fmt.Errorf("find the lock directory: %w: pass --lock-dir", err)
 		}
@@ -173,7 +173,7 @@ func (g *globals) logger(out zapcore.WriteSyncer, toStderr bool) (*zap.Logger, e
 	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
 		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", g.logLevel)
 	}
-	journald := toStderr && platform.UnderJournal()
+	toJournal := toStderr && journald.Connected()
 	enc := zap.NewProductionEncoderConfig()
 	enc.EncodeTime = zapcore.ISO8601TimeEncoder
 	var encoder zapcore.Encoder
@@ -182,7 +182,7 @@ func (g *globals) logger(out zapcore.WriteSyncer, toStderr bool) (*zap.Logger, e
 		encoder = zapcore.NewJSONEncoder(enc)
 	case "console":
 		enc.EncodeLevel = zapcore.CapitalLevelEncoder
-		if journald {
+		if toJournal {
 			enc.TimeKey = ""
 		}
 		encoder = zapcore.NewConsoleEncoder(enc)
@@ -192,8 +192,8 @@ func (g *globals) logger(out zapcore.WriteSyncer, toStderr bool) (*zap.Logger, e
 	// Entries carry the gateway's output and STATUS= and file names as
 	// fields: every line is escaped (see termtext.Encoder).
 	core := zapcore.NewCore(termtext.Encoder(encoder), out, level)
-	if journald && !chosen {
-		if jc, ok := platform.JournalCore(level, core); ok {
+	if toJournal && !chosen {
+		if jc, ok := journald.NewCore(level, core); ok {
 			core = jc
 		}
 	}

@@ -17,8 +17,12 @@ import (
 	"gopkg.in/natefinch/lumberjack.v2"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/demogateway"
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/ctlsock"
+	"github.com/hermes-agent/hermes-supervisor/platform/proctree"
+	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
+	"github.com/hermes-agent/hermes-supervisor/platform/sdnotify"
 	"github.com/hermes-agent/hermes-supervisor/platform/service"
+	"github.com/hermes-agent/hermes-supervisor/platform/signals"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 	"github.com/hermes-agent/hermes-supervisor/supervisor"
 )
@@ -98,7 +102,7 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 	}
 	// A log reader that dies (`run 2>&1 | logger`) must not take the
 	// supervisor with it: its log lines are then lost, the gateway is not.
-	if sigs := platform.IgnoredSignals(); len(sigs) > 0 {
+	if sigs := signals.Ignored(); len(sigs) > 0 {
 		signal.Ignore(sigs...)
 	}
 	layout, err := g.layout()
@@ -121,7 +125,7 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 
 	// Layout, address and environment are set again once the home and
 	// lock dir are resolved; Validate needs them before.
-	cfg := supervisor.Config{Layout: layout, ControlAddress: platform.ControlAddress(layout.Home), ControlUsers: f.controlUsers}
+	cfg := supervisor.Config{Layout: layout, ControlAddress: ctlsock.Address(layout.Home), ControlUsers: f.controlUsers}
 	// One precedence rule: a flag the user set, else the config file, else
 	// the flag's default.
 	fl := cmd.Flags()
@@ -186,7 +190,7 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 	// gateway runs in one of its own, and what it leaves behind goes with
 	// it; elsewhere its process group holds its tree, as always. Only now,
 	// with the home ours: this moves the supervisor into a child cgroup.
-	if cg, err := platform.DelegatedCgroups(cmd.Context()); err == nil {
+	if cg, err := proctree.DelegatedCgroups(cmd.Context()); err == nil {
 		cfg.Cgroups = cg
 		log.Info("each gateway runs in a cgroup of its own, taken down when it exits",
 			zap.String("cgroup", cg.String()), zap.String("evidence", cg.Evidence()))
@@ -197,9 +201,9 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 	// whatever session or group, is re-parented to us: killed with the
 	// tree, and reaped here rather than left a zombie. The supervisor
 	// starts no child but the gateway, as the Reaper requires.
-	if r, err := platform.BecomeSubreaper(); err == nil {
+	if r, err := proctree.BecomeSubreaper(); err == nil {
 		cfg.Reaper = r
-		go r.Run(cmd.Context(), func(o platform.Reaped) {
+		go r.Run(cmd.Context(), func(o proctree.Reaped) {
 			log.Info("reaped an orphan of the gateway's tree", zap.Int("pid", o.PID), zap.String("name", o.Name), zap.String("how", o.How))
 		})
 	} else if !errors.Is(err, errors.ErrUnsupported) {
@@ -215,9 +219,9 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 	if f.asService {
 		return service.RunAsService(service.Name, cfg.StopTimeout, scm, sup.Run)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), platform.ShutdownSignals()...)
+	ctx, stop := signal.NotifyContext(context.Background(), signals.Shutdown()...)
 	defer stop()
-	if hup, ok := platform.ReloadSignal(); ok {
+	if hup, ok := signals.Reload(); ok {
 		hups := make(chan os.Signal, 1)
 		signal.Notify(hups, hup)
 		defer signal.Stop(hups)
@@ -236,7 +240,7 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 // the home moves into the resolved home, whose socket directory is a real
 // one of ours; the path through the link still reaches it.
 func controlAddress(asked, resolved string) string {
-	addr := platform.ControlAddress(asked)
+	addr := ctlsock.Address(asked)
 	if filepath.Dir(addr) == filepath.Clean(asked) {
 		return filepath.Join(resolved, filepath.Base(addr))
 	}
@@ -253,7 +257,7 @@ const exitConfig = 78
 // be) the exit status exitConfig, so that no service manager restarts it
 // every second forever.
 func permanent(err error) error {
-	if errors.Is(err, platform.ErrUnsafeDir) || errors.Is(err, supervisor.ErrNotDir) {
+	if errors.Is(err, safefs.ErrUnsafeDir) || errors.Is(err, supervisor.ErrNotDir) {
 		return &exitError{code: exitConfig, err: err}
 	}
 	return err
@@ -267,7 +271,7 @@ func permanent(err error) error {
 func serviceNotifier(log *zap.Logger, also ...func(string)) (func(string), func(*supervisor.Status)) {
 	var warned bool
 	notify := func(msg string) {
-		if err := platform.Notify(msg); err != nil && !warned {
+		if err := sdnotify.Notify(msg); err != nil && !warned {
 			warned = true
 			log.Warn("cannot tell the service manager our state", zap.Error(err))
 		}

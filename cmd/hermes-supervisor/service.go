@@ -308,7 +308,7 @@ func serviceConfig(ctx context.Context, g *globals, f *serviceFlags) (*globals, 
 }
 
 // origins says where serviceConfig took each value from, in the order
-// globals.layout and platform.DefaultHermesHome/DefaultLockDir choose
+// globals.layout and lockstore.DefaultHermesHome/DefaultLockDir choose
 // them, so that a value refused (or shown in the plan) is named by its
 // source. Under sudo (acct set) whatever the invoking user did not type on
 // this command line, a config file of theirs, their login's PATH or an

@@ -11,7 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 	"github.com/hermes-agent/hermes-supervisor/supervisor"
@@ -43,9 +43,9 @@ few seconds are moved aside to <name>.corrupt. --dry-run changes nothing.`,
 				// sweep opens the dirs again the same way; this only says
 				// so before judging anything.
 				for _, d := range []struct{ path, flag string }{{layout.Home, "--home"}, {layout.LockDir, "--lock-dir"}} {
-					r, _, err := platform.OpenDir(d.path, false)
+					r, _, err := safefs.OpenDir(d.path, false)
 					switch {
-					case errors.Is(err, platform.ErrUnsafeDir):
+					case errors.Is(err, safefs.ErrUnsafeDir):
 						return &exitError{code: exitConfig, err: fmt.Errorf("%w: sweep as the directory's owner, pass %s to its real path, or use --dry-run", err, d.flag)}
 					case err == nil:
 						r.Close()

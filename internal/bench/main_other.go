@@ -1,7 +1,5 @@
 //go:build !linux
 
-// Command bench measures hermes-supervisor; it reads /proc and runs Linux
-// peers (runit, s6, supervisord), so it runs on Linux only.
 package main
 
 import (
@@ -9,6 +7,8 @@ import (
 	"os"
 )
 
+// main refuses: bench reads /proc and runs Linux peers (runit, s6,
+// supervisord), so it runs on Linux only.
 func main() {
 	fmt.Fprintln(os.Stderr, "bench: runs on Linux only")
 	os.Exit(1)

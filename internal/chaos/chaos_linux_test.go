@@ -22,7 +22,7 @@ import (
 	"github.com/hermes-agent/hermes-supervisor/internal/demogateway"
 	"github.com/hermes-agent/hermes-supervisor/internal/pidns"
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/ctlsock"
 	"github.com/hermes-agent/hermes-supervisor/supervisor"
 )
 
@@ -267,7 +267,7 @@ func (p *proc) kill() {
 
 // status asks the supervisor of h over its control endpoint.
 func (h *home) status(ctx context.Context) (*supervisor.Status, error) {
-	resp, err := supervisor.Call(ctx, platform.ControlAddress(h.Home), "status")
+	resp, err := supervisor.Call(ctx, ctlsock.Address(h.Home), "status")
 	if err != nil {
 		return nil, err
 	}

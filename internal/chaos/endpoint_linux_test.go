@@ -18,7 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/ctlsock"
 	"github.com/hermes-agent/hermes-supervisor/supervisor"
 )
 
@@ -43,7 +43,7 @@ func TestControlEndpoint(t *testing.T) {
 		// keeps the flood round to a second instead of the default 5 s.
 		sup := h.start(t, "run", "--demo", "--control-timeout", "1s")
 		h.waitHealthy(t, sup, 0)
-		addr := platform.ControlAddress(h.Home)
+		addr := ctlsock.Address(h.Home)
 		healthy := func(what string) {
 			t.Helper()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -91,7 +91,7 @@ func TestControlEndpoint(t *testing.T) {
 		const flood = 200
 		conns := make([]net.Conn, 0, flood)
 		for range flood {
-			c, err := platform.DialControl(context.Background(), addr)
+			c, err := ctlsock.Dial(context.Background(), addr)
 			if err != nil {
 				t.Fatalf("dial %d: %v", len(conns), err)
 			}
@@ -136,7 +136,7 @@ func TestControlEndpoint(t *testing.T) {
 // roundTrip writes b to the endpoint and returns what it answers, or "".
 func roundTrip(t *testing.T, addr string, b []byte) string {
 	t.Helper()
-	c, err := platform.DialControl(context.Background(), addr)
+	c, err := ctlsock.Dial(context.Background(), addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestControlEndpointOutOfFiles(t *testing.T) {
 		restore := func() { _ = unix.Prlimit(pid, unix.RLIMIT_NOFILE, &old, nil) }
 		t.Cleanup(restore)
 
-		addr := platform.ControlAddress(h.Home)
+		addr := ctlsock.Address(h.Home)
 		var conns []net.Conn
 		release := func() {
 			for _, c := range conns {
@@ -240,7 +240,7 @@ func TestControlEndpointUnreachable(t *testing.T) {
 		h := newHome(t, "")
 		sup := h.start(t, "run", "--demo")
 		first := h.waitHealthy(t, sup, 0)
-		addr := platform.ControlAddress(h.Home)
+		addr := ctlsock.Address(h.Home)
 		if err := os.Rename(addr, addr+".moved"); err != nil {
 			t.Fatal(err)
 		}
@@ -282,7 +282,7 @@ func TestControlEndpointSlowloris(t *testing.T) {
 		h := newHome(t, "")
 		sup := h.start(t, "run", "--demo")
 		h.waitHealthy(t, sup, 0)
-		addr := platform.ControlAddress(h.Home)
+		addr := ctlsock.Address(h.Home)
 		ctx, cancel := context.WithCancel(context.Background())
 		const attackers = 200
 		var wg sync.WaitGroup

@@ -25,7 +25,7 @@ import (
 
 	"github.com/hermes-agent/hermes-supervisor/internal/pidns"
 	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/ctlsock"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 	"github.com/hermes-agent/hermes-supervisor/supervisor"
 )
@@ -217,7 +217,7 @@ func child(id procstate.Identity, hash string) *supervisor.Child {
 }
 
 func bootID(t *testing.T) string {
-	b, err := platform.BootID()
+	b, err := procstate.BootID()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,7 +430,7 @@ func TestHostile(t *testing.T) {
 			_ = os.Chmod(squat, 0o777)
 			_ = os.Chown(squat, 65534, 65534)
 			// The socket's name depends on the home alone.
-			addr := filepath.Join(squat, filepath.Base(platform.ControlAddress(long)))
+			addr := filepath.Join(squat, filepath.Base(ctlsock.Address(long)))
 			sq := exec.Command(testdir.OpenCopy(t, "chaos.test"))
 			sq.Env = append(os.Environ(), squatEnv+"="+addr)
 			sq.SysProcAttr = &syscall.SysProcAttr{Credential: nobodyCred}

@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
@@ -71,7 +71,7 @@ func holdLock(path string) error {
 	if err != nil {
 		return err
 	}
-	return platform.LockFile(f) // held until exit
+	return safefs.LockFile(f) // held until exit
 }
 
 // startGateway follows Hermes' start-up order and record format.
@@ -91,7 +91,7 @@ func startGateway() error {
 	if err != nil {
 		return err
 	}
-	if err := platform.LockFile(lock); err != nil {
+	if err := safefs.LockFile(lock); err != nil {
 		return err
 	}
 	if _, err := lock.Write(body); err != nil {

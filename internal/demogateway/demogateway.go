@@ -33,7 +33,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
+	"github.com/hermes-agent/hermes-supervisor/platform/signals"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
@@ -145,12 +146,12 @@ type gateway struct {
 func newGateway(o options, getenv func(string) string, stderr io.Writer) (*gateway, error) {
 	var err error
 	if o.home == "" {
-		if o.home, err = platform.DefaultHermesHome(getenv); err != nil {
+		if o.home, err = lockstore.DefaultHermesHome(getenv); err != nil {
 			return nil, err
 		}
 	}
 	if o.lockDir == "" {
-		if o.lockDir, err = platform.DefaultLockDir(getenv); err != nil {
+		if o.lockDir, err = lockstore.DefaultLockDir(getenv); err != nil {
 			return nil, err
 		}
 	}
@@ -178,7 +179,7 @@ func (g *gateway) run() int {
 	// "ready" means to the supervisor) must not be lost.
 	g.dumpStacks()
 	sigs := make(chan os.Signal, 4)
-	if term, ok := platform.TerminateSignal(); ok {
+	if term, ok := signals.Terminate(); ok {
 		if !g.o.ignoreTerm {
 			signal.Notify(sigs, term)
 		} else {
@@ -186,7 +187,7 @@ func (g *gateway) run() int {
 		}
 	}
 	signal.Notify(sigs, os.Interrupt)
-	if usr1, ok := platform.RestartSignal(); ok {
+	if usr1, ok := signals.Restart(); ok {
 		signal.Notify(sigs, usr1)
 	}
 	if code, ok := g.claim(); !ok {
@@ -209,7 +210,7 @@ func (g *gateway) run() int {
 	// A wedged gateway (-ignore-term) polls nothing: on Windows the marker
 	// is its only stop request, and TestStopTimeoutKillsTree raced the
 	// poll against the stop timeout.
-	if _, ok := platform.TerminateSignal(); !ok && !g.o.ignoreTerm {
+	if _, ok := signals.Terminate(); !ok && !g.o.ignoreTerm {
 		t := time.NewTicker(500 * time.Millisecond)
 		defer t.Stop()
 		markerPoll = t.C
@@ -254,7 +255,7 @@ func (g *gateway) run() int {
 }
 
 func isRestart(sig os.Signal) bool {
-	usr1, ok := platform.RestartSignal()
+	usr1, ok := signals.Restart()
 	return ok && sig == usr1
 }
 
@@ -279,7 +280,7 @@ func (g *gateway) claim() (int, bool) {
 		g.say("open runtime lock: %v", err)
 		return exitRefused, false
 	}
-	if err := platform.LockFile(f); err != nil {
+	if err := safefs.LockFile(f); err != nil {
 		f.Close()
 		g.say("gateway already running: %s is locked (%v)", g.layout.RuntimeLock(), err)
 		return exitRefused, false
@@ -406,7 +407,7 @@ func (g *gateway) releaseFiles() {
 		}
 	}
 	if g.lock != nil {
-		_ = platform.UnlockFile(g.lock)
+		_ = safefs.UnlockFile(g.lock)
 		_ = g.lock.Close()
 	}
 }

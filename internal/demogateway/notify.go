@@ -8,7 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/sdnotify"
+	"github.com/hermes-agent/hermes-supervisor/platform/signals"
 )
 
 // EnvHang, set to a duration, makes the demo gateway hang that long after
@@ -50,7 +51,7 @@ func (n *notifier) send(g *gateway, msg string) {
 	if n == nil {
 		return
 	}
-	if err := platform.SendNotify(n.addr, msg); err != nil {
+	if err := sdnotify.Send(n.addr, msg); err != nil {
 		g.say("sd_notify: %v", err)
 	}
 }
@@ -98,7 +99,7 @@ func (n *notifier) tickEvery() <-chan time.Time {
 // dumpStacks stands in for Hermes' faulthandler: on SIGUSR2, even while
 // the main loop hangs, it appends a line to logs/gateway_faulthandler.log.
 func (g *gateway) dumpStacks() {
-	sig, ok := platform.DumpSignal()
+	sig, ok := signals.Dump()
 	if !ok {
 		return
 	}

@@ -13,29 +13,35 @@ const module = "github.com/hermes-agent/hermes-supervisor"
 // rank orders the packages: a package may import only packages of this
 // module with a lower rank. internal/ test support sits at the bottom.
 var rank = map[string]int{
+	"platform/safefs":   0,
+	"platform/signals":  0,
+	"platform/alarm":    0,
+	"platform/journald": 0,
+	"platform/proctree": 1,
+	"platform/ctlsock":  1,
+	"platform/sdnotify": 1,
 	// What makes untrusted text printable, below even platform's
 	// journal writer.
 	"platform/termtext":     -1,
-	"platform":              0,
 	"internal/pidns":        0,
 	"internal/layers":       0,
 	"procstate/pyparse":     0,
-	"procstate":             1,
-	"lockstore":             2,
-	"internal/demogateway":  3,
-	"supervisor":            3,
-	"cmd/hermes-supervisor": 4,
-	"internal/e2e":          5,
-	"internal/bench":        5,
+	"procstate":             2,
+	"lockstore":             3,
+	"internal/demogateway":  4,
+	"supervisor":            4,
+	"cmd/hermes-supervisor": 5,
+	"internal/e2e":          6,
+	"internal/bench":        6,
 	"internal/bench/child":  0,
-	"internal/chaos":        5,
-	"internal/systemdtest":  5,
-	"platform/service":      1,
+	"internal/chaos":        6,
+	"internal/systemdtest":  6,
+	"platform/service":      2,
 	"internal/testdir":      0,
 	"internal/cgrouptest":   0,
 	// Test support that lays out files with real processes; it reads
 	// processes and locks only, never lockstore.
-	"internal/conformance": 2,
+	"internal/conformance": 3,
 }
 
 func TestDependenciesPointOneWay(t *testing.T) {

@@ -4,13 +4,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/ctlsock"
 )
 
 // Install grants the installing account the right to log on as a service
 // (as the Services console does), and reads back that it holds it.
 func TestGrantServiceLogon(t *testing.T) {
-	sid, err := platform.CurrentUserSID()
+	sid, err := ctlsock.CurrentUserSID()
 	if err != nil {
 		t.Fatal(err)
 	}

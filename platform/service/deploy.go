@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/hermes-agent/hermes-supervisor/platform"
 )
 
 // packaged is the configuration of the files under deploy/: the binary
@@ -25,16 +23,22 @@ func packaged(exe string, system bool) Config {
 // this package sits below it).
 const defaultStopTimeout = 75 * time.Second
 
+// WindowsHome is where Hermes keeps its home on Windows: the environment
+// variable naming the base directory, and the home's name in it. The caller
+// passes Hermes' own (lockstore's), so the packaged script defaults to the
+// home the supervisor resolves; this package sits below the Hermes rules.
+type WindowsHome struct{ Base, Name string }
+
 // DeployFiles renders every file under deploy/, by path relative to it,
 // from the same templates `install` renders: packagers ship them and
 // configuration management reviews them; `make deploy` writes them.
-func DeployFiles() (map[string][]byte, error) {
+func DeployFiles(win WindowsHome) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	for rel, render := range map[string]func() ([]byte, error){
 		"systemd/system/" + Name + ".service": func() ([]byte, error) { return Systemd{}.Unit(packaged("/usr/bin/hermes-supervisor", true)) },
 		"systemd/user/" + Name + ".service":   func() ([]byte, error) { return Systemd{}.Unit(packaged("/usr/bin/hermes-supervisor", false)) },
 		"launchd/" + Label + ".plist":         func() ([]byte, error) { return Launchd{}.Plist(packaged("/usr/local/bin/hermes-supervisor", false)) },
-		"windows/install-service.ps1":         func() ([]byte, error) { return powershellInstall(packaged(`C:\hermes-supervisor.exe`, true)) },
+		"windows/install-service.ps1":         func() ([]byte, error) { return powershellInstall(packaged(`C:\hermes-supervisor.exe`, true), win) },
 	} {
 		data, err := render()
 		if err != nil {
@@ -77,7 +81,7 @@ func psSingleQuote(r rune) bool { return r == '\'' || r >= '\u2018' && r <= '\u2
 // after a non-zero exit. The values it takes at run time (-Exe,
 // -HermesHome, the hermes it finds) are refused there when they hold a
 // control character, as install refuses them.
-func powershellInstall(c Config) ([]byte, error) {
+func powershellInstall(c Config, win WindowsHome) ([]byte, error) {
 	var b strings.Builder
 	args := scmArgs(c, "")
 	sddl := strings.Replace(serviceSDDL("SID"), "SID)", "$sid)", 1)
@@ -217,7 +221,7 @@ while ((Get-Service -Name $name).Status -ne 'Running') {
     Start-Sleep -Milliseconds 200
 }
 Write-Output "service $name is running"
-`, Name, hermesTask, strings.Join(quoted, ", "), recoveryText(), recoveryReset, strings.Join(actions, "/"), sddl, platform.WindowsHomeName, platform.WindowsHomeBase)
+`, Name, hermesTask, strings.Join(quoted, ", "), recoveryText(), recoveryReset, strings.Join(actions, "/"), sddl, win.Name, win.Base)
 	return []byte(b.String()), nil
 }
 

@@ -400,7 +400,7 @@ func TestRenderHostileValues(t *testing.T) {
 		}
 		c := hostileConfig(true)
 		c.Home, c.LockDir, c.Command = v, v, []string{`C:\hermes\hermes.exe`, v, "'" + v + "'", "-" + v, "+x", "@y", "!z"}
-		script, err := powershellInstall(c)
+		script, err := powershellInstall(c, hermesWindowsHome)
 		if err != nil {
 			t.Errorf("%.30q: the PowerShell script refused a value it can hold: %v", v, err)
 			continue

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/lockstore"
 )
 
 // The packaged PowerShell script supervises the home Hermes uses on
@@ -12,7 +12,7 @@ import (
 // the account the right to log on as a service before the service is
 // created, and finds Hermes' JScript Startup entry.
 func TestPowershellScriptDefaults(t *testing.T) {
-	files, err := DeployFiles()
+	files, err := DeployFiles(hermesWindowsHome)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,8 +28,8 @@ func TestPowershellScriptDefaults(t *testing.T) {
 	if strings.Contains(script, "'.hermes'") {
 		t.Error(`the script still defaults to .hermes under the user profile, a home Hermes does not use on Windows`)
 	}
-	home := index("[Environment]::GetEnvironmentVariable('" + platform.WindowsHomeBase + "')")
-	index("Join-Path $base ('" + platform.WindowsHomeName + "' + $env:HERMES_DATA_DIR_SUFFIX)")
+	home := index("[Environment]::GetEnvironmentVariable('" + lockstore.WindowsHomeBase + "')")
+	index("Join-Path $base ('" + lockstore.WindowsHomeName + "' + $env:HERMES_DATA_DIR_SUFFIX)")
 	index(`if ("$env:HERMES_HOME".Trim())`)
 	if check := index("Assert-Safe '-HermesHome' $HermesHome"); home > check {
 		t.Error("the home is checked for control characters before the default is chosen")
@@ -42,3 +42,7 @@ func TestPowershellScriptDefaults(t *testing.T) {
 	}
 	index(`if ($_.Extension -eq '.js') { $text = $text.Replace('\\', '\') }`)
 }
+
+// hermesWindowsHome is Hermes' Windows home as the supervisor resolves it:
+// the packaged script must default to the same place.
+var hermesWindowsHome = WindowsHome{Base: lockstore.WindowsHomeBase, Name: lockstore.WindowsHomeName}

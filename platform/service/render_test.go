@@ -286,7 +286,7 @@ func mustPlist(t *testing.T, c Config) []byte {
 // mustDeployFiles renders deploy/, failing the test on an error.
 func mustDeployFiles(t *testing.T) map[string][]byte {
 	t.Helper()
-	files, err := DeployFiles()
+	files, err := DeployFiles(hermesWindowsHome)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 
 	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/ctlsock"
 )
 
 // exeEnv names the windows hermes-supervisor.exe the SCM test installs;
@@ -187,11 +187,11 @@ func serviceStatus(t *testing.T) svc.Status {
 // state, for up to a minute (Wine starts processes slowly).
 func waitState(t *testing.T, c Config, state string) {
 	t.Helper()
-	addr := platform.ControlAddress(c.Home)
+	addr := ctlsock.Address(c.Home)
 	var last string
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		conn, err := platform.DialControl(ctx, addr)
+		conn, err := ctlsock.Dial(ctx, addr)
 		if err != nil {
 			cancel()
 			last = err.Error()
@@ -564,7 +564,7 @@ func driveHandler(t *testing.T, h *handler, cmd svc.Cmd, limit time.Duration) sv
 // The installing user's ACE grants start, stop and query, and nothing
 // that would let them change or delete the service.
 func TestServiceDACL(t *testing.T) {
-	sid, err := platform.CurrentUserSID()
+	sid, err := ctlsock.CurrentUserSID()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
 )
 
@@ -404,9 +404,9 @@ const maxDefinition = 256 << 10
 // hermes-supervisor install --system`, stop and uninstall read it as root.
 // A symlink (to /dev/zero, to a root-only file), a FIFO, a device or a
 // file over maxDefinition is refused, never followed, waited on or
-// loaded whole (platform.ReadRegularFile).
+// loaded whole (safefs.ReadRegularFile).
 func readDefinition(path string) ([]byte, error) {
-	return platform.ReadRegularFile(path, maxDefinition)
+	return safefs.ReadRegularFile(path, maxDefinition)
 }
 
 // installed lists the user's and the machine's definition of the service

@@ -15,7 +15,7 @@ import (
 	"golang.org/x/sys/windows/svc/eventlog"
 	"golang.org/x/sys/windows/svc/mgr"
 
-	"github.com/hermes-agent/hermes-supervisor/platform"
+	"github.com/hermes-agent/hermes-supervisor/platform/ctlsock"
 	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
 )
 
@@ -53,7 +53,7 @@ func (m SCM) Install(c Config, migrate bool) (Plan, error) {
 	if err := c.validateInstall(false); err != nil {
 		return Plan{}, err
 	}
-	installer, err := platform.CurrentUserSID()
+	installer, err := ctlsock.CurrentUserSID()
 	if err != nil {
 		return Plan{}, err
 	}

@@ -1,0 +1,24 @@
+package lockstore
+
+import (
+	"os"
+	"path/filepath"
+)
+
+func defaultHomeParent(getenv func(string) string) (string, string, error) {
+	if l := getenv(WindowsHomeBase); l != "" {
+		return l, WindowsHomeName, nil
+	}
+	h, err := userHome(getenv)
+	if err != nil {
+		return "", "", err
+	}
+	return filepath.Join(h, "AppData", "Local"), WindowsHomeName, nil
+}
+
+func userHome(getenv func(string) string) (string, error) {
+	if h := getenv("USERPROFILE"); h != "" {
+		return h, nil
+	}
+	return os.UserHomeDir()
+}

@@ -1,6 +1,0 @@
-//go:build !linux
-
-package platform
-
-// firedForTest reports a fire nobody has waited for yet, without taking it.
-func (a *Alarm) firedForTest() bool { return len(a.fired) == 1 }

@@ -1,9 +1,0 @@
-//go:build unix && !linux
-
-package platform
-
-// startIn starts the root; cgroups are Linux's, so in is always nil here.
-func (t *Tree) startIn(*Cgroups) error { return t.cmd.Start() }
-
-// inCgroup: no cgroups here.
-func (*Tree) inCgroup(int) bool { return false }

@@ -1,0 +1,3 @@
+// Package journald writes zap log entries to journald over its native
+// protocol, one journal field per log field.
+package journald

@@ -1,0 +1,94 @@
+//go:build unix
+
+package sdnotify
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// notifyDirPrefix names a notify socket's directory, so that an operator
+// who finds it (or the socket, in /proc/net/unix) knows whose it is.
+const notifyDirPrefix = "hermes-supervisor-notify-"
+
+// maxSocketPath stays under sun_path (108 on Linux, 104 on macOS).
+const maxSocketPath = 100
+
+// makeNotifyDir makes a fresh 0700 directory for one start's notify socket
+// and returns it, the socket's path in it, and the directory held open
+// with a shared flock: systemd-tmpfiles' age-based cleaning skips a locked
+// directory, and a gateway may run for longer than /tmp's age limit. The
+// first of dir, $XDG_RUNTIME_DIR, the temporary directory and /tmp is used
+// that is an absolute directory no other user can swap entries in (not
+// writable by others, or sticky) and whose socket path fits in sun_path:
+// a longer path would reach Hermes as an address it cannot connect to.
+func makeNotifyDir(dir string) (d, path string, lock *os.File, err error) {
+	var errs []error
+	for _, parent := range []string{dir, os.Getenv("XDG_RUNTIME_DIR"), os.TempDir(), "/tmp"} {
+		if parent == "" {
+			continue
+		}
+		if d, path, lock, err = tryNotifyDir(parent); err == nil {
+			return d, path, lock, nil
+		}
+		errs = append(errs, err)
+	}
+	return "", "", nil, fmt.Errorf("no directory for the notify socket: %w", errors.Join(errs...))
+}
+
+func tryNotifyDir(parent string) (d, path string, lock *os.File, err error) {
+	if !filepath.IsAbs(parent) {
+		return "", "", nil, fmt.Errorf("%q is not an absolute path", parent)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(parent, &st); err != nil {
+		return "", "", nil, &os.PathError{Op: "stat", Path: parent, Err: err}
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		return "", "", nil, fmt.Errorf("%s is not a directory", parent)
+	case st.Mode&0o002 != 0 && st.Mode&unix.S_ISVTX == 0:
+		return "", "", nil, fmt.Errorf("%s has mode %#o: any user may rename what is in it", parent, st.Mode&0o7777)
+	}
+	// The longest name MkdirTemp makes: the prefix and ten digits.
+	if n := len(filepath.Join(parent, notifyDirPrefix+"0123456789", "n")); n >= maxSocketPath {
+		return "", "", nil, fmt.Errorf("a socket in %s would have a path of %d bytes, more than a unix socket address holds", parent, n)
+	}
+	d, err = os.MkdirTemp(parent, notifyDirPrefix)
+	if err != nil {
+		return "", "", nil, err
+	}
+	// MkdirTemp asks for 0700 but the umask could only narrow it; a
+	// chmod after the fact states the intent for whoever reads this.
+	if err = os.Chmod(d, 0o700); err == nil {
+		lock, err = os.Open(d)
+	}
+	if err == nil {
+		err = unix.Flock(int(lock.Fd()), unix.LOCK_SH|unix.LOCK_NB)
+		if err != nil {
+			lock.Close()
+		}
+	}
+	if err != nil {
+		os.Remove(d)
+		return "", "", nil, fmt.Errorf("notify socket directory %s: %w", d, err)
+	}
+	return d, filepath.Join(d, "n"), lock, nil
+}
+
+// closeNotifyDir removes the socket and its directory, not recursively:
+// nothing else was put there, and nobody else could.
+func (l *Listener) closeNotifyDir() {
+	if l.dir == "" {
+		return
+	}
+	_ = os.Remove(l.addr)
+	_ = os.Remove(l.dir)
+	if l.lock != nil {
+		_ = l.lock.Close()
+	}
+}

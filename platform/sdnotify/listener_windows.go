@@ -1,0 +1,19 @@
+package sdnotify
+
+import (
+	"errors"
+	"fmt"
+)
+
+// listen fails on Windows: Go cannot receive AF_UNIX datagrams there,
+// and Hermes sends none where Python lacks AF_UNIX. Readiness then comes
+// from gateway_state.json.
+func listen(dir string) (*Listener, error) {
+	return nil, fmt.Errorf("notify socket: %w", errors.ErrUnsupported)
+}
+
+func (l *Listener) receive([]byte) (Datagram, error) {
+	return Datagram{}, errors.ErrUnsupported
+}
+
+func (l *Listener) closeNotifyDir() {}

@@ -1,7 +1,0 @@
-//go:build unix && !linux
-
-package platform
-
-// becomeSubreaper is a no-op where the OS has no subreapers; waitGone then
-// watches the pid instead of reaping it.
-func becomeSubreaper() {}
