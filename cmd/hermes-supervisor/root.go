@@ -14,7 +14,6 @@ import (
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/platform"
-	"github.com/hermes-agent/hermes-supervisor/supervisor"
 )
 
 // globals are the flags every command shares.
@@ -25,7 +24,7 @@ type globals struct {
 	configPath string
 	logFormat  string
 	logLevel   string
-	file       supervisor.FileConfig
+	file       fileConfig
 }
 
 func newRoot(getenv func(string) string) *cobra.Command {
@@ -128,7 +127,7 @@ func (g *globals) loadConfig(home string) error {
 	if path == "" {
 		path, explicit = filepath.Join(home, "hermes-supervisor.json"), false
 	}
-	fc, err := supervisor.ReadFileConfig(path)
+	fc, err := readFileConfig(path)
 	if err != nil {
 		if !explicit && homeUnusable(path, err) {
 			return nil
