@@ -4,14 +4,26 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"go.uber.org/zap"
 )
 
+type event interface{ isEvent() }
+
+// exited reports that a run ended.
+type exited struct {
+	run  runner
+	exit Exit
+}
+
+// command is a request of the control endpoint (see Do).
 type command struct {
 	verb  string
 	reply reply
 }
+
+type reply chan Response
+
+func (exited) isEvent()  {}
+func (command) isEvent() {}
 
 // Run supervises until ctx is cancelled or a stop command arrives, then
 // stops the gateway and returns. The caller holds the home's supervisor
@@ -26,6 +38,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	}
 	loopCtx, cancelWaits := context.WithCancel(context.Background())
 	defer cancelWaits()
+	s.loop = loopCtx
 	s.begin(loopCtx)
 	s.feedOwn()
 	done := ctx.Done()
@@ -33,31 +46,30 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		select {
 		case <-done:
 			done = nil
-			s.beginShutdown("supervisor asked to stop")
+			s.fire(onStop, "supervisor asked to stop")
 		case ev := <-s.events:
-			s.handle(loopCtx, ev)
+			s.handle(ev)
 		case <-timerC(s.timers.backoff):
 			s.timers.backoff = nil
-			s.nextStart = nil
-			s.start(loopCtx)
-		case <-timerC(s.timers.kill):
-			s.timers.kill = nil
-			s.killTree("gateway did not stop in time; killing its process tree",
-				zap.Duration("stop_timeout", s.cfg.StopTimeout),
-				zap.Duration("extended_by", s.wd.stopBy.Sub(s.wd.stopCeil.Add(-s.cfg.MaxStopExtension))))
-		case <-timerC(s.timers.grace):
-			s.graceOver(loopCtx)
+			s.fire(onStartDue, "backoff over")
+		case <-timerC(s.deadline):
+			// The stop's one deadline: the kill first, then the end of
+			// the wait for the killed tree.
+			s.deadline = nil
+			if s.stop.killed {
+				s.fire(onGraceOver, "the killed tree is not gone")
+			} else {
+				s.fire(onKillDue, "the gateway did not stop in time")
+			}
 		case <-timerC(s.timers.ready):
 			s.timers.ready = nil
 			s.checkReady()
 		case <-timerC(s.wd.check):
-			s.checkHang()
-		case <-timerC(s.wd.kill):
-			s.killHung()
-		case <-timerC(s.wd.own):
+			s.heed(s.wd.checked())
+		case <-timerC(s.timers.own):
 			s.feedOwn()
 		}
-		if s.shutdown && s.run == nil {
+		if s.intent == exitNext && s.run == nil {
 			s.answer(Response{OK: true, Status: s.snapshot()})
 			return nil
 		}
@@ -71,51 +83,63 @@ func timerC(t Timer) <-chan time.Time {
 	return t.C()
 }
 
-func (s *Supervisor) handle(ctx context.Context, ev event) {
+// handle turns an event into what it means for the machine. Events of a
+// run that already ended are dropped.
+func (s *Supervisor) handle(ev event) {
 	switch ev := ev.(type) {
-	case exited:
-		if ev.run != s.run {
-			return
-		}
-		s.exited(ctx, ev.exit)
 	case command:
-		s.command(ctx, ev)
+		s.command(ev)
+	case exited:
+		if ev.run == s.run {
+			s.exited(ev.exit)
+		}
 	case notifyEvent:
-		s.onNotify(ev)
+		if ev.run == s.run && s.child != nil {
+			s.heed(s.wd.notified(ev.msg))
+		}
 	case notifyRejected:
-		s.onRejected(ev)
+		if ev.run == s.run {
+			s.heed(s.wd.rejectedBy(ev))
+		}
 	case keepAliveMissed:
-		s.onMissed(ev)
+		if ev.run == s.run && s.child != nil {
+			s.heed(s.wd.missed())
+		}
 	}
 }
 
-func (s *Supervisor) command(ctx context.Context, c command) {
+func (s *Supervisor) command(c command) {
 	switch c.verb {
 	case "status":
 		st := s.snapshot()
 		if s.child != nil {
-			st.Locks, _ = s.store.Owned(ctx, s.gatewayID())
+			st.Locks, _ = s.store.Owned(s.loop, s.gatewayID())
 		}
 		c.reply <- Response{OK: true, Status: st}
 	case "stop":
 		s.waiters = append(s.waiters, c.reply)
-		s.beginShutdown("stop requested")
+		s.fire(onStop, "stop requested")
 	case "restart":
-		if s.shutdown {
+		if s.intent == exitNext {
 			c.reply <- Response{Error: "supervisor is shutting down"}
 			return
 		}
 		s.waiters = append(s.waiters, c.reply)
 		s.hist = History{}
-		if s.run == nil {
-			s.stopTimer(&s.timers.backoff)
-			s.nextStart = nil
-			s.start(ctx)
-			return
-		}
-		s.restart = true
-		s.stopChild("restart requested")
+		s.fire(onRestart, "restart requested")
 	default:
 		c.reply <- Response{Error: fmt.Sprintf("unknown verb %q: use status, stop or restart", c.verb)}
 	}
+}
+
+// feedOwn tells our own service manager we are alive. It runs from the
+// state machine's loop, so a stuck loop stops the pings and gets us
+// restarted.
+func (s *Supervisor) feedOwn() {
+	s.timers.own = nil
+	if s.cfg.OwnWatchdog <= 0 {
+		return
+	}
+	s.notify("WATCHDOG=1")
+	s.timers.own = s.clock.NewTimer(s.cfg.OwnWatchdog)
 }

@@ -84,7 +84,7 @@ func (s *Supervisor) begin(ctx context.Context) {
 		}
 	}
 	if reclaimed == 0 {
-		s.start(ctx)
+		s.fire(onStartDue, "supervisor started")
 	}
 }
 
@@ -183,6 +183,5 @@ func (s *Supervisor) reclaim(ctx context.Context, o *orphan, c Child, prevSuperv
 	c.Adopted, c.Ready = true, true
 	s.child, s.run, s.hadChild = &c, o, true
 	s.watch(ctx, o)
-	s.restart = true
-	s.stopChild("stopping the gateway left by a previous supervisor")
+	s.fire(onReclaim, "stopping the gateway left by a previous supervisor")
 }

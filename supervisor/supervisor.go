@@ -33,9 +33,15 @@ type Supervisor struct {
 	hashed string // the nonce's hash, kept in the state file
 	prev   proof  // what the predecessor's state file proves; set by begin
 
-	// Owned by the Run goroutine.
+	// Owned by the Run goroutine. The state machine (machine.go):
 	state    State
+	intent   intent
 	reason   string
+	deadline Timer        // the stop's one deadline; what it means follows from stop
+	stop     stopDeadline // the stop under way
+	loop     context.Context
+	// What its actions use:
+	spawn    func(cfg *Config, self procstate.Identity, log *zap.Logger, clock Clock) (spawned, error)
 	child    *Child
 	run      runner
 	gateway  *procstate.Identity // the child's gateway when not the child itself (see findGateway)
@@ -49,17 +55,14 @@ type Supervisor struct {
 	hadChild     bool // a gateway ran before: the next start is a restart
 	lastExit     *Exit
 	nextStart    *time.Time
-	shutdown     bool    // exit Run once stopped
-	restart      bool    // start again once stopped
 	waiters      []reply // answered once the pending stop/restart completes
 	timers       loopTimers
 	wd           watchdog
 }
 
 type loopTimers struct {
-	backoff, kill, ready Timer
-	grace                Timer // armed by a kill: when we stop waiting for the tree (KillGrace)
-	readyPoll            time.Duration
+	backoff, ready, own Timer
+	readyPoll           time.Duration
 }
 
 // New prepares a supervisor; Run starts it.
@@ -91,16 +94,11 @@ func New(cfg Config, log *zap.Logger, clock Clock, prober *procstate.Prober) (*S
 		events: make(chan event, 16),
 		rnd:    rand.Float64,
 		state:  Stopped,
+		loop:   context.Background(),
+		spawn:  spawnChild,
+		wd:     watchdog{log: log, clock: clock, home: cfg.Layout.Home, setting: cfg.Watchdog, hangAfter: cfg.HangAfter},
 	}, nil
 }
-
-type event interface{ isEvent() }
-
-type reply chan Response
-
-func (exited) isEvent() {}
-
-func (command) isEvent() {}
 
 // treeFields names the cgroup a kill of the gateway's tree takes down with
 // it, and why it is ours, when it runs in one.
@@ -161,7 +159,11 @@ func (s *Supervisor) snapshot() *Status {
 	if s.child != nil {
 		c := *s.child
 		c.Argv = slices.Clone(c.Argv)
-		s.describeWatch(&c)
+		s.wd.describe(&c)
+		if s.state == Stopping && s.deadline != nil && !s.stop.killed && !s.stop.hang {
+			t := s.stop.killAt
+			c.KillAt = &t
+		}
 		st.Child = &c
 	}
 	return st
@@ -178,5 +180,15 @@ func (s *Supervisor) answer(r Response) {
 func (s *Supervisor) notify(state string) {
 	if s.cfg.Notify != nil {
 		s.cfg.Notify(state)
+	}
+}
+
+// publish persists and reports a change that is not a transition (the
+// gateway's STATUS=, the watchdog arming), so that `status` and our own
+// service manager see it.
+func (s *Supervisor) publish() {
+	snap, _ := s.persist()
+	if s.cfg.OnTransition != nil {
+		s.cfg.OnTransition(snap)
 	}
 }
