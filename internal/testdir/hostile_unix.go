@@ -3,8 +3,10 @@
 package testdir
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -55,5 +57,18 @@ func Within(t testing.TB, what string, f func() error) error {
 	case <-time.After(10 * time.Second):
 		t.Fatalf("%s hung", what)
 		return nil
+	}
+}
+
+// Refused runs read over every Hostile file, one subtest each, and fails
+// the subtest when read blocks or its error is none of refusals.
+func Refused(t *testing.T, what string, read func(path string) error, refusals ...error) {
+	for name, path := range Hostile(t, t.TempDir()) {
+		t.Run(name, func(t *testing.T) {
+			err := Within(t, what, func() error { return read(path) })
+			if !slices.ContainsFunc(refusals, func(r error) bool { return errors.Is(err, r) }) {
+				t.Errorf("%s: %v", what, err)
+			}
+		})
 	}
 }
