@@ -11,7 +11,7 @@ FUZZLONG ?= 2m
 # /proc stat, control requests); `make test` fuzzes each briefly, `make fuzz`
 # longer and keeps what it found under each package's testdata/fuzz.
 FUZZ_TARGETS := lockstore:FuzzParseRecord lockstore:FuzzParseState lockstore:FuzzParseMarker \
-  procstate:FuzzParseStat supervisor:FuzzParseStatusFile supervisor:FuzzParseFileConfig \
+  procstate:FuzzParseStat supervisor:FuzzParseStatusFile cmd/hermes-supervisor:FuzzParseFileConfig \
   supervisor:FuzzControlRequest supervisor:FuzzParseNotify
 # The full fault-injection counts of `make chaos` (`make test` runs small ones).
 CHAOSFLAGS ?= -chaos.kills=1000 -chaos.supkills=200 -chaos.rounds=10

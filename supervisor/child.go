@@ -60,6 +60,26 @@ func supervisorTag(self procstate.Identity) string {
 	return strconv.Itoa(self.PID) + ":" + st
 }
 
+// spawned is a gateway the supervisor just started.
+type spawned interface {
+	runner
+	pid() int
+	startedAt() time.Time
+	// cgroup names the gateway's cgroup, "" when it has none.
+	cgroup() string
+}
+
+var _ spawned = (*started)(nil)
+
+// spawnChild starts the gateway: Supervisor.spawn, which tests replace.
+func spawnChild(cfg *Config, self procstate.Identity, log *zap.Logger, clock Clock) (spawned, error) {
+	st, err := startChild(cfg, self, log, clock)
+	if err != nil {
+		return nil, err // not a nil *started: a non-nil interface
+	}
+	return st, nil
+}
+
 func startChild(cfg *Config, self procstate.Identity, log *zap.Logger, clock Clock) (*started, error) {
 	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
 	cmd.Env = childEnv(os.Environ(), cfg.Env, EnvSupervisor+"="+supervisorTag(self))
@@ -129,7 +149,9 @@ func (c *started) Kill() error {
 
 func (c *started) survivors() []proctree.Unkilled { return c.tree.Survivors() }
 
-// cgroup names the gateway's cgroup, "" when it has none.
+func (c *started) pid() int             { return c.tree.Pid() }
+func (c *started) startedAt() time.Time { return c.begun }
+
 func (c *started) cgroup() string {
 	where, _ := c.tree.Cgroup()
 	return where

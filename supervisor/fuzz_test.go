@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net"
-	"reflect"
 	"testing"
 	"time"
 
@@ -35,35 +34,6 @@ func FuzzParseStatusFile(f *testing.F) {
 		_ = st.Up()
 		if err := st.WriteText(io.Discard, now); err != nil {
 			t.Fatal(err)
-		}
-	})
-}
-
-// FuzzParseFileConfig holds the config parser to never panicking, and to
-// reading back what it accepted with the same meaning.
-func FuzzParseFileConfig(f *testing.F) {
-	for _, seed := range []string{
-		`{"home": "/home/ann/.hermes", "command": ["hermes", "gateway", "run"], "stop_timeout": "75s", "restart": {"initial_backoff": "1s", "jitter": 0.2, "crash_loop_max": 10}}`,
-		`{"restart": {"jitter": -1}}`, `{"stop_timeout": 5}`, `{"unknown": 1}`, `{} {}`, ``, `{"env": ["A=B"]}`,
-	} {
-		f.Add([]byte(seed))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		fc, err := parseFileConfig(data)
-		if err != nil {
-			return
-		}
-		vals := fc.FlagValues()
-		b, err := json.Marshal(fc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		again, err := parseFileConfig(b)
-		if err != nil {
-			t.Fatalf("cannot read back %s (from %q): %v", b, data, err)
-		}
-		if got := again.FlagValues(); !reflect.DeepEqual(got, vals) {
-			t.Fatalf("read back %s as %v, want %v", b, got, vals)
 		}
 	})
 }

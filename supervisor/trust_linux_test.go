@@ -264,7 +264,7 @@ func TestHostileStateFileDoesNotHangStartUp(t *testing.T) {
 	for _, kind := range []string{"fifo", "link to dev zero", "huge sparse file"} {
 		t.Run(kind, func(t *testing.T) {
 			h := newHome(t)
-			files := hostileFiles(t, t.TempDir())
+			files := testdir.Hostile(t, t.TempDir())
 			if err := os.Rename(files[kind], h.layout.SupervisorState()); err != nil {
 				t.Fatal(err)
 			}

@@ -3,16 +3,15 @@ package supervisor
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/platform/alarm"
+	"github.com/hermes-agent/hermes-supervisor/platform/sdnotify"
 
 	"go.uber.org/zap"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
-	"github.com/hermes-agent/hermes-supervisor/platform/alarm"
-	"github.com/hermes-agent/hermes-supervisor/platform/sdnotify"
-	"github.com/hermes-agent/hermes-supervisor/platform/signals"
 )
 
 // ReasonWatchdog is the exit reason of a gateway taken down because it hung.
@@ -52,14 +51,23 @@ type WatchdogStatus struct {
 	HeartbeatSeen bool `json:"heartbeat_seen,omitempty"`
 }
 
-// watchdog is the supervisor's view of one gateway start through
-// sd_notify and Hermes' files, plus its own feed to its service manager.
-// It belongs to the Run goroutine.
+// watchdog judges one gateway start's liveness through sd_notify and
+// Hermes' heartbeat file, and its readiness through Hermes' files. It is a
+// value of the Run goroutine: its methods change only the watchdog and
+// return what the loop must do (watchAction); the loop decides.
 type watchdog struct {
-	warned string // the last config warning, not repeated
-	own    Timer  // next WATCHDOG=1 to our own service manager
+	log       *zap.Logger
+	clock     Clock
+	home      string
+	setting   time.Duration // Config.Watchdog
+	hangAfter time.Duration // Config.HangAfter
+	warned    string        // the last config warning, not repeated
+	watch
+}
 
-	// Reset at every gateway start.
+// watch is what the watchdog knows of one gateway start.
+type watch struct {
+	pid      int
 	sock     *sdnotify.Listener
 	alarm    *alarm.Alarm // the keep-alive deadline; set with sock
 	stop     chan struct{}
@@ -68,53 +76,57 @@ type watchdog struct {
 	armed    bool
 	last     time.Time
 	check    Timer // the next heartbeat read
-	kill     Timer // kills a hung gateway's tree
-	hung     bool
+	hung     bool  // judged hung: the exit's reason is ReasonWatchdog
+	quiet    bool  // no more judgement: it hung, or the supervisor stops it
 	spoke    bool
-	stopping bool
+	stopping bool // the gateway said STOPPING=1
 	status   string
 	rejected int
 	extendTo time.Time // EXTEND_TIMEOUT_USEC while starting
-	stopBy   time.Time // when the kill timer of a stop fires
-	stopCeil time.Time // the latest stopBy: the stop timeout plus --max-stop-extension
-	extended bool      // an extension of this stop was logged
-	capped   bool      // an extension cut to the ceiling was logged
 	pidSeen  time.Time // gateway.pid first named our child
 	beat     bool      // the heartbeat file named our child
 }
 
-// watchdogInterval is the keep-alive deadline for the next start: ours
-// when set, else Hermes' gateway.systemd_watchdog_seconds.
-func (s *Supervisor) watchdogInterval() time.Duration {
+// watchAction is what the watchdog asks of the loop.
+type watchAction struct {
+	hung    string         // the gateway hung: why
+	ready   string         // the gateway said it is ready: how
+	extend  *time.Duration // the gateway asked for more time (EXTEND_TIMEOUT_USEC)
+	publish bool           // something a status shows changed
+}
+
+// keepAliveDeadline is the keep-alive deadline for the next start: ours when set,
+// else Hermes' gateway.systemd_watchdog_seconds.
+func (w *watchdog) keepAliveDeadline() time.Duration {
 	switch {
-	case s.cfg.Watchdog > 0:
-		return s.cfg.Watchdog
-	case s.cfg.Watchdog < 0:
+	case w.setting > 0:
+		return w.setting
+	case w.setting < 0:
 		return 0
 	}
-	d, err := hermesWatchdog(s.cfg.Layout.Home)
+	d, err := hermesWatchdog(w.home)
 	if err != nil {
-		if msg := err.Error(); msg != s.wd.warned {
-			s.wd.warned = msg
-			s.log.Warn("hang detection is off: Hermes' gateway.systemd_watchdog_seconds cannot be read; set `watchdog` in our config or pass --watchdog to choose",
+		if msg := err.Error(); msg != w.warned {
+			w.warned = msg
+			w.log.Warn("hang detection is off: Hermes' gateway.systemd_watchdog_seconds cannot be read; set `watchdog` in our config or pass --watchdog to choose",
 				zap.Error(err))
 		}
 		return 0
 	}
-	s.wd.warned = ""
+	w.warned = ""
 	return d
 }
 
-// openWatch prepares the notify socket of the next start and returns what
-// the gateway's environment gains from it.
-func (s *Supervisor) openWatch() []string {
-	s.wd = watchdog{warned: s.wd.warned, own: s.wd.own, interval: s.watchdogInterval(), ka: &keepAlives{}}
-	s.wd.ka.interval.Store(int64(s.wd.interval))
+// open prepares the notify socket of the next start and returns what the
+// gateway's environment gains from it.
+func (w *watchdog) open() []string {
+	w.watch = watch{interval: w.keepAliveDeadline(), ka: &keepAlives{}}
+	w.ka.interval.Store(int64(w.watch.interval))
 	l, err := sdnotify.Listen("")
 	if err != nil {
-		lvl := s.log.Warn
+		lvl := w.log.Warn
 		if errors.Is(err, errors.ErrUnsupported) {
-			lvl = s.log.Debug
+			lvl = w.log.Debug
 		}
 		lvl("no sd_notify socket for the gateway; readiness comes from its files", zap.Error(err))
 		return nil
@@ -122,53 +134,56 @@ func (s *Supervisor) openWatch() []string {
 	alarm, err := alarm.New()
 	if err != nil {
 		_ = l.Close()
-		s.log.Warn("no sd_notify socket for the gateway (no alarm for its keep-alive deadline); readiness comes from its files", zap.Error(err))
+		w.log.Warn("no sd_notify socket for the gateway (no alarm for its keep-alive deadline); readiness comes from its files", zap.Error(err))
 		return nil
 	}
-	s.wd.sock, s.wd.alarm, s.wd.stop = l, alarm, make(chan struct{})
+	w.sock, w.alarm, w.stop = l, alarm, make(chan struct{})
 	env := []string{"NOTIFY_SOCKET=" + l.Addr()}
-	if s.wd.interval > 0 {
-		env = append(env, "WATCHDOG_USEC="+strconv.FormatInt(s.wd.interval.Microseconds(), 10))
+	if w.watch.interval > 0 {
+		env = append(env, "WATCHDOG_USEC="+strconv.FormatInt(w.watch.interval.Microseconds(), 10))
 	}
 	return env
 }
 
-// watchStarted begins listening to the gateway just started as pid.
-func (s *Supervisor) watchStarted(r runner, pid int) {
-	if s.wd.sock != nil {
-		go readNotify(s.wd.sock, r, pid, s.events, s.wd.stop, s.wd.ka, s.wd.alarm, s.clock.Now, s.log)
-		go waitDeadline(s.wd.alarm, r, s.events, s.wd.stop, s.wd.ka, s.clock.Now)
+// started begins listening to the gateway just started as pid; what it
+// hears reaches the loop through events.
+func (w *watchdog) started(r runner, pid int, events chan<- event) {
+	w.pid = pid
+	if w.sock != nil {
+		go readNotify(w.sock, r, pid, events, w.stop, w.ka, w.alarm, w.clock.Now, w.log)
+		go waitDeadline(w.alarm, r, events, w.stop, w.ka, w.clock.Now)
 	}
-	if s.wd.interval > 0 || s.cfg.HangAfter > 0 {
-		s.log.Info("hang detection on",
-			zap.Duration("keep_alive_deadline", s.wd.interval), zap.Duration("hang_after", s.cfg.HangAfter),
-			zap.Bool("notify_socket", s.wd.sock != nil))
+	if w.watch.interval > 0 || w.hangAfter > 0 {
+		w.log.Info("hang detection on",
+			zap.Duration("keep_alive_deadline", w.watch.interval), zap.Duration("hang_after", w.hangAfter),
+			zap.Bool("notify_socket", w.sock != nil))
 	}
-	s.rearm()
+	w.rearm()
 }
 
-// closeWatch ends the watch of a gateway that exited, or never started,
-// and marks the exit of a gateway taken down as hung.
-func (s *Supervisor) closeWatch(e *Exit) {
-	if s.wd.hung && e != nil {
+// close ends the watch of a gateway that exited, or never started, and
+// marks the exit of a gateway taken down as hung.
+func (w *watchdog) close(e *Exit) {
+	if w.hung && e != nil {
 		e.Reason = ReasonWatchdog
 	}
-	if s.wd.sock != nil {
-		close(s.wd.stop)
-		_ = s.wd.sock.Close()
-		_ = s.wd.alarm.Close()
+	if w.sock != nil {
+		close(w.stop)
+		_ = w.sock.Close()
+		_ = w.alarm.Close()
 	}
-	s.stopTimer(&s.wd.check)
-	s.stopTimer(&s.wd.kill)
-	s.wd = watchdog{warned: s.wd.warned, own: s.wd.own}
+	if w.check != nil {
+		w.check.Stop()
+	}
+	w.watch = watch{}
 }
 
 // lastKeepAlive is the later of the keep-alives the Run goroutine saw and
 // those the reader recorded.
-func (s *Supervisor) lastKeepAlive() time.Time {
-	last := s.wd.last
-	if s.wd.ka != nil {
-		if n := s.wd.ka.last.Load(); n != 0 && time.Unix(0, n).After(last) {
+func (w *watchdog) lastKeepAlive() time.Time {
+	last := w.last
+	if w.ka != nil {
+		if n := w.ka.last.Load(); n != 0 && time.Unix(0, n).After(last) {
 			last = time.Unix(0, n)
 		}
 	}
@@ -177,262 +192,177 @@ func (s *Supervisor) lastKeepAlive() time.Time {
 
 // rearm sets the check timer to the next heartbeat read, and the alarm to
 // the keep-alive deadline (see keepAlives).
-func (s *Supervisor) rearm() {
-	s.stopTimer(&s.wd.check)
-	s.setDeadline()
-	if s.wd.stopping || s.wd.hung || s.cfg.HangAfter <= 0 {
+func (w *watchdog) rearm() {
+	if w.check != nil {
+		w.check.Stop()
+		w.check = nil
+	}
+	w.setDeadline()
+	if w.stopping || w.quiet || w.hangAfter <= 0 {
 		return
 	}
-	s.wd.check = s.clock.NewTimer(max(10*time.Millisecond, min(s.cfg.HangAfter/4, maxHeartbeatPoll)))
+	w.check = w.clock.NewTimer(max(10*time.Millisecond, min(w.hangAfter/4, maxHeartbeatPoll)))
 }
 
 // setDeadline sets the alarm to the keep-alive deadline, or stops it, and
 // tells the reader and the waiter whether it is on.
-func (s *Supervisor) setDeadline() {
-	if s.wd.alarm == nil {
+func (w *watchdog) setDeadline() {
+	if w.alarm == nil {
 		return
 	}
-	on := s.wd.armed && !s.wd.stopping && !s.wd.hung
-	s.wd.ka.interval.Store(int64(s.wd.interval))
-	s.wd.ka.armed.Store(on)
+	on := w.armed && !w.stopping && !w.quiet
+	w.ka.interval.Store(int64(w.watch.interval))
+	w.ka.armed.Store(on)
 	if !on {
-		s.wd.alarm.Stop()
+		w.alarm.Stop()
 		return
 	}
-	s.wd.alarm.Reset(s.lastKeepAlive().Add(s.wd.interval).Sub(s.clock.Now()))
+	w.alarm.Reset(w.lastKeepAlive().Add(w.watch.interval).Sub(w.clock.Now()))
 }
 
-// onMissed runs when the keep-alive alarm fired: the gateway hung unless
-// a keep-alive raced the deadline.
-func (s *Supervisor) onMissed(ev keepAliveMissed) {
-	if ev.run != s.run || s.child == nil || !s.wd.armed || s.wd.stopping || s.wd.hung || s.state == Stopping {
-		return
-	}
-	if s.clock.Now().Sub(s.lastKeepAlive()) >= s.wd.interval {
-		s.hangDetected(fmt.Sprintf("no keep-alive for %s", s.wd.interval))
-		return
-	}
-	s.setDeadline()
+// silence ends hang detection for this start: the supervisor stops it.
+func (w *watchdog) silence() {
+	w.quiet = true
+	w.rearm()
 }
 
-func (s *Supervisor) onNotify(ev notifyEvent) {
-	if ev.run != s.run || s.child == nil || s.wd.hung {
-		return
+// judge marks the gateway hung: its exit is a failure with ReasonWatchdog.
+func (w *watchdog) judge() {
+	w.hung = true
+	w.silence()
+}
+
+// missed runs when the keep-alive alarm fired: the gateway hung unless a
+// keep-alive raced the deadline.
+func (w *watchdog) missed() watchAction {
+	if !w.armed || w.stopping || w.quiet {
+		return watchAction{}
 	}
-	m, now := ev.msg, s.clock.Now()
-	if !s.wd.spoke {
-		s.wd.spoke = true
-		s.log.Info("the gateway speaks sd_notify", zap.Int("pid", s.child.PID))
+	if w.clock.Now().Sub(w.lastKeepAlive()) >= w.watch.interval {
+		return watchAction{hung: fmt.Sprintf("no keep-alive for %s", w.watch.interval)}
 	}
-	changed := false
-	if m.status != nil && *m.status != s.wd.status {
-		s.wd.status = *m.status
-		s.log.Info("gateway status", zap.String("status", s.wd.status), zap.Int("pid", s.child.PID))
-		changed = true
+	w.setDeadline()
+	return watchAction{}
+}
+
+// notified takes in a datagram of the gateway's tree.
+func (w *watchdog) notified(m notifyMsg) watchAction {
+	var a watchAction
+	if w.hung {
+		return a
+	}
+	now := w.clock.Now()
+	if !w.spoke {
+		w.spoke = true
+		w.log.Info("the gateway speaks sd_notify", zap.Int("pid", w.pid))
+	}
+	if m.status != nil && *m.status != w.status {
+		w.status = *m.status
+		w.log.Info("gateway status", zap.String("status", w.status), zap.Int("pid", w.pid))
+		a.publish = true
 	}
 	if m.interval != nil {
-		s.wd.interval, s.wd.armed, s.wd.last = *m.interval, *m.interval > 0, now
-		s.log.Info("the gateway set its keep-alive deadline (WATCHDOG_USEC)", zap.Duration("deadline", s.wd.interval))
-		s.rearm()
-		changed = true
+		w.watch.interval, w.armed, w.last = *m.interval, *m.interval > 0, now
+		w.log.Info("the gateway set its keep-alive deadline (WATCHDOG_USEC)", zap.Duration("deadline", w.watch.interval))
+		w.rearm()
+		a.publish = true
 	}
-	if m.extend != nil {
-		s.extendDeadline(*m.extend, now)
-	}
-	if (m.ready || m.ping) && s.wd.interval > 0 && !s.wd.stopping {
-		s.wd.last = now
-		if !s.wd.armed {
-			s.wd.armed = true
-			s.log.Info("watchdog armed: the gateway must send WATCHDOG=1 within every deadline", zap.Duration("deadline", s.wd.interval))
-			changed = true
+	a.extend = m.extend
+	if (m.ready || m.ping) && w.watch.interval > 0 && !w.stopping {
+		w.last = now
+		if !w.armed {
+			w.armed = true
+			w.log.Info("watchdog armed: the gateway must send WATCHDOG=1 within every deadline", zap.Duration("deadline", w.watch.interval))
+			a.publish = true
 		}
-		s.setDeadline()
+		w.setDeadline()
 	}
-	if m.stopping && !s.wd.stopping {
-		s.wd.stopping, s.wd.armed = true, false
-		s.rearm()
-		s.log.Info("the gateway says it is stopping (STOPPING=1)", zap.Int("pid", s.child.PID))
-		changed = true
+	if m.stopping && !w.stopping {
+		w.stopping, w.armed = true, false
+		w.rearm()
+		w.log.Info("the gateway says it is stopping (STOPPING=1)", zap.Int("pid", w.pid))
+		a.publish = true
 	}
-	if m.trigger && s.state != Stopping {
-		s.hangDetected("it sent WATCHDOG=trigger")
-		return
+	if m.trigger && !w.quiet {
+		a.hung = "it sent WATCHDOG=trigger"
 	}
-	if m.ready && s.state == Starting {
-		s.markReady("sd_notify READY=1")
-		return
+	if m.ready {
+		a.ready = "sd_notify READY=1"
 	}
-	if changed {
-		s.publish()
-	}
-}
-
-// ownStopGrace is what our own service manager waits beyond our stop
-// timeout (platform/service's stopGrace): an extension we pass up keeps
-// that margin.
-const ownStopGrace = 15 * time.Second
-
-// extendDeadline honours EXTEND_TIMEOUT_USEC as systemd does: the ready or
-// stop deadline becomes at least d from now, and the gateway must ask
-// again before that passes. A stop's deadline never passes its ceiling,
-// the stop timeout plus --max-stop-extension, however large d is.
-func (s *Supervisor) extendDeadline(d time.Duration, now time.Time) {
-	switch {
-	case s.state == Starting:
-		if until := now.Add(min(d, maxReadyExtension)); until.After(s.wd.extendTo) {
-			s.wd.extendTo = until
-			s.log.Info("the gateway extended its ready deadline (EXTEND_TIMEOUT_USEC)", zap.Duration("by", d), zap.Time("until", until))
-		}
-	case s.state == Stopping && s.timers.kill != nil:
-		s.extendStop(d, now)
-	}
+	return a
 }
 
 // maxReadyExtension bounds a starting gateway's extension: a deadline no
 // clock arithmetic overflows on; it only delays the judgement "running".
 const maxReadyExtension = 24 * time.Hour
 
-func (s *Supervisor) extendStop(d time.Duration, now time.Time) {
-	grant := min(d, max(s.wd.stopCeil.Sub(now), 0)) // no now.Add(d): d may be 292 years
-	until, capped := now.Add(grant), grant < d
-	if capped {
-		// The ceiling itself: now.Add(ceiling.Sub(now)) can differ from it
-		// by the drift between the wall and monotonic clocks.
-		until = s.wd.stopCeil
+// extendReady honours EXTEND_TIMEOUT_USEC while the gateway starts, as
+// systemd does: the ready deadline becomes at least d from now.
+func (w *watchdog) extendReady(d time.Duration) {
+	now := w.clock.Now()
+	if until := now.Add(min(d, maxReadyExtension)); until.After(w.extendTo) {
+		w.extendTo = until
+		w.log.Info("the gateway extended its ready deadline (EXTEND_TIMEOUT_USEC)", zap.Duration("by", d), zap.Time("until", until))
 	}
-	if !until.After(s.wd.stopBy) {
-		if capped && !s.wd.capped {
-			s.wd.capped = true
-			s.log.Warn("the gateway asked to extend its stop beyond --max-stop-extension; its process tree is killed when the extended deadline passes",
-				zap.Duration("asked", d), zap.Time("kill_at", s.wd.stopBy), zap.Duration("max_stop_extension", s.cfg.MaxStopExtension))
-		}
-		return
-	}
-	s.stopTimer(&s.timers.kill)
-	s.timers.kill, s.wd.stopBy = s.clock.NewTimer(grant), until
-	// Our own service manager would kill us, and with us the tree, at its
-	// own stop timeout: it hears of the extension too (systemd honours
-	// EXTEND_TIMEOUT_USEC from the main process while it stops).
-	s.notify("EXTEND_TIMEOUT_USEC=" + strconv.FormatInt((grant+ownStopGrace).Microseconds(), 10))
-	fields := []zap.Field{zap.Duration("asked", d), zap.Time("kill_at", until), zap.Time("ceiling", s.wd.stopCeil)}
-	switch {
-	case capped && !s.wd.capped:
-		s.wd.capped, s.wd.extended = true, true
-		s.log.Warn("the gateway extended its stop (EXTEND_TIMEOUT_USEC) by more than --max-stop-extension allows: its process tree is killed at the ceiling unless it exits first",
-			append(fields, zap.Duration("max_stop_extension", s.cfg.MaxStopExtension))...)
-	case !s.wd.extended:
-		s.wd.extended = true
-		s.log.Info("the gateway extended its stop (EXTEND_TIMEOUT_USEC): its process tree is killed at kill_at unless it exits or extends again, and never after the ceiling",
-			fields...)
-	default:
-		// A draining gateway repeats it every few seconds: once is news.
-		s.log.Debug("the gateway extended its stop again (EXTEND_TIMEOUT_USEC)", fields...)
-	}
-	s.publish()
 }
 
-// onRejected counts a datagram no process of the gateway's tree sent. Only
+// rejected counts a datagram no process of the gateway's tree sent. Only
 // the first of a start is logged: a flood must not become a flood of log
 // lines; the count is in the status.
-func (s *Supervisor) onRejected(ev notifyRejected) {
-	if ev.run != s.run {
-		return
-	}
-	s.wd.rejected++
-	if s.wd.rejected == 1 {
+func (w *watchdog) rejectedBy(ev notifyRejected) watchAction {
+	w.rejected++
+	if w.rejected == 1 {
 		if ev.unseen {
-			s.log.Warn("ignoring an sd_notify datagram from a sender outside our PID namespace: the kernel names no pid for it, " +
+			w.log.Warn("ignoring an sd_notify datagram from a sender outside our PID namespace: the kernel names no pid for it, " +
 				"so it cannot be shown to be in the gateway's tree; further ones this start are only counted (status: notify_ignored)")
 		} else {
-			s.log.Warn("ignoring an sd_notify datagram from a sender outside the gateway's process tree; "+
+			w.log.Warn("ignoring an sd_notify datagram from a sender outside the gateway's process tree; "+
 				"further ones this start are only counted (status: notify_ignored)", zap.Int("sender_pid", ev.pid))
 		}
 	}
 	// Published at powers of two: a flood must not become a flood of writes.
-	if s.wd.rejected&(s.wd.rejected-1) == 0 {
-		s.publish()
-	}
+	return watchAction{publish: w.rejected&(w.rejected-1) == 0}
 }
 
-// checkHang runs when the check timer fires.
-func (s *Supervisor) checkHang() {
-	s.wd.check = nil
-	if s.run == nil || s.child == nil || s.state == Stopping || s.wd.hung || s.wd.stopping {
-		return
+// checked runs when the check timer fires: it reads Hermes' heartbeat.
+func (w *watchdog) checked() watchAction {
+	w.check = nil
+	var a watchAction
+	if w.quiet || w.stopping || w.pid == 0 {
+		return a
 	}
-	now := s.clock.Now()
-	if s.cfg.HangAfter > 0 {
-		if hb, err := readHeartbeat(s.cfg.Layout.Home); err == nil && hb.PID == s.child.PID {
-			if !s.wd.beat {
-				s.wd.beat = true
-				s.log.Info("Hermes' heartbeat names the gateway; hang detection by heartbeat armed",
-					zap.String("file", heartbeatPath(s.cfg.Layout.Home)), zap.Duration("hang_after", s.cfg.HangAfter))
-				s.publish()
+	if w.hangAfter > 0 {
+		if hb, err := readHeartbeat(w.home); err == nil && hb.PID == w.pid {
+			if !w.beat {
+				w.beat = true
+				w.log.Info("Hermes' heartbeat names the gateway; hang detection by heartbeat armed",
+					zap.String("file", heartbeatPath(w.home)), zap.Duration("hang_after", w.hangAfter))
+				a.publish = true
 			}
-			if age := now.Sub(hb.UpdatedAt); age >= s.cfg.HangAfter {
-				s.hangDetected(fmt.Sprintf("heartbeat not updated for %s", age.Round(time.Second)))
-				return
+			if age := w.clock.Now().Sub(hb.UpdatedAt); age >= w.hangAfter {
+				a.hung = fmt.Sprintf("heartbeat not updated for %s", age.Round(time.Second))
+				return a
 			}
 		}
 	}
-	s.rearm()
+	w.rearm()
+	return a
 }
 
-// hangDetected takes a hung gateway down as a stop does, without the
-// stop timeout, after asking it for its stacks. Its exit then counts as
-// a failure with the reason ReasonWatchdog.
-func (s *Supervisor) hangDetected(why string) {
-	s.wd.hung = true
-	s.rearm()
-	s.log.Error("gateway hung: "+why, zap.Int("pid", s.child.PID))
-	if sig, ok := signals.Dump(); ok {
-		if st, ok := s.run.(*started); ok && st.tree.Signal(sig) == nil {
-			s.log.Warn("sent SIGUSR2: Hermes appends every thread's stack to its fault log; look there for where it hung",
-				zap.String("file", filepath.Join(s.cfg.Layout.Home, "logs", "gateway_faulthandler.log")))
-		}
-	}
-	s.transition(Stopping, "gateway hung: "+why+"; taking it down")
-	if err := s.run.Terminate(); err != nil {
-		s.log.Warn("terminate gateway", zap.Error(err))
-	}
-	s.wd.kill = s.clock.NewTimer(hangKillGrace)
-}
-
-func (s *Supervisor) killHung() {
-	s.wd.kill = nil
-	if s.run == nil {
-		return
-	}
-	s.killTree("killing the hung gateway's process tree")
-}
-
-// feedOwn tells our own service manager we are alive. It runs from the
-// state machine's loop, so a stuck loop stops the pings and gets us
-// restarted.
-func (s *Supervisor) feedOwn() {
-	s.wd.own = nil
-	if s.cfg.OwnWatchdog <= 0 {
-		return
-	}
-	s.notify("WATCHDOG=1")
-	s.wd.own = s.clock.NewTimer(s.cfg.OwnWatchdog)
-}
-
-// readyDeadline is when a starting gateway counts as running without a
-// sign of readiness.
-func (s *Supervisor) readyDeadline() time.Time {
-	d := s.child.StartedAt.Add(s.cfg.ReadyTimeout)
-	if s.wd.extendTo.After(d) {
-		return s.wd.extendTo
+// readyDeadline is when a gateway started at begun counts as running
+// without a sign of readiness.
+func (w *watchdog) readyDeadline(begun time.Time, timeout time.Duration) time.Time {
+	d := begun.Add(timeout)
+	if w.extendTo.After(d) {
+		return w.extendTo
 	}
 	return d
 }
 
 // judgeReady reads Hermes' own word on readiness: gateway_state.json
-// saying running for our child. Only a gateway that writes no state file
-// for itself is judged by its pid file.
-func (s *Supervisor) judgeReady() (bool, string) {
-	l, pid := s.cfg.Layout, s.gatewayID().PID
+// saying running for the gateway pid. Only a gateway that writes no state
+// file for itself is judged by its pid file.
+func (w *watchdog) judgeReady(l lockstore.Layout, pid int) (bool, string) {
 	if st, err := lockstore.ReadState(l.StateFile()); err == nil && st.PID == pid {
 		return st.GatewayState == "running", "gateway_state.json says running"
 	}
@@ -440,54 +370,23 @@ func (s *Supervisor) judgeReady() (bool, string) {
 	if err != nil || rec.PID != pid {
 		return false, ""
 	}
-	now := s.clock.Now()
-	if s.wd.pidSeen.IsZero() {
-		s.wd.pidSeen = now
+	now := w.clock.Now()
+	if w.pidSeen.IsZero() {
+		w.pidSeen = now
 	}
-	return now.Sub(s.wd.pidSeen) >= pidOnlyGrace, "gateway.pid (it writes no gateway_state.json)"
+	return now.Sub(w.pidSeen) >= pidOnlyGrace, "gateway.pid (it writes no gateway_state.json)"
 }
 
-// markReady moves a starting gateway to running; by says how readiness
-// was judged, empty when it was not.
-func (s *Supervisor) markReady(by string) {
-	s.stopTimer(&s.timers.ready)
-	s.child.Ready, s.child.ReadyBy = by != "", by
-	reason := "gateway is ready: " + by
-	if by == "" {
-		s.child.ReadyBy = "ready timeout"
-		reason = fmt.Sprintf("no sign of readiness after %s; treating the gateway as running", s.readyDeadline().Sub(s.child.StartedAt).Round(time.Millisecond))
-	}
-	s.transition(Running, reason)
-	s.notify("READY=1")
-}
-
-// publish persists and reports a change that is not a transition (the
-// gateway's STATUS=, the watchdog arming), so that `status` and our own
-// service manager see it.
-func (s *Supervisor) publish() {
-	snap := s.snapshot()
-	if err := writeStatusFile(s.cfg.Layout.SupervisorState(), snap); err != nil {
-		s.log.Warn("could not write the supervisor state file", zap.Error(err))
-	}
-	if s.cfg.OnTransition != nil {
-		s.cfg.OnTransition(snap)
-	}
-}
-
-// describeWatch adds what the watch knows to a snapshot's child.
-func (s *Supervisor) describeWatch(c *Child) {
-	c.Status, c.NotifyIgnored = s.wd.status, s.wd.rejected
-	if s.state == Stopping && s.timers.kill != nil {
-		t := s.wd.stopBy
-		c.KillAt = &t
-	}
-	if s.wd.interval <= 0 && s.cfg.HangAfter <= 0 {
+// describe adds what the watch knows to a snapshot's child.
+func (w *watchdog) describe(c *Child) {
+	c.Status, c.NotifyIgnored = w.status, w.rejected
+	if w.watch.interval <= 0 && w.hangAfter <= 0 {
 		return
 	}
-	w := &WatchdogStatus{Interval: Duration(s.wd.interval), Armed: s.wd.armed, HangAfter: Duration(s.cfg.HangAfter), HeartbeatSeen: s.wd.beat}
-	if s.wd.armed {
-		t := s.lastKeepAlive()
-		w.LastKeepAlive = &t
+	st := &WatchdogStatus{Interval: Duration(w.watch.interval), Armed: w.armed, HangAfter: Duration(w.hangAfter), HeartbeatSeen: w.beat}
+	if w.armed {
+		t := w.lastKeepAlive()
+		st.LastKeepAlive = &t
 	}
-	c.Watchdog = w
+	c.Watchdog = st
 }

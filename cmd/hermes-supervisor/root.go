@@ -15,7 +15,6 @@ import (
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/platform/journald"
 	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
-	"github.com/hermes-agent/hermes-supervisor/supervisor"
 )
 
 // globals are the flags every command shares.
@@ -26,7 +25,7 @@ type globals struct {
 	configPath string
 	logFormat  string
 	logLevel   string
-	file       supervisor.FileConfig
+	file       fileConfig
 }
 
 func newRoot(getenv func(string) string) *cobra.Command {
@@ -129,7 +128,7 @@ func (g *globals) loadConfig(home string) error {
 	if path == "" {
 		path, explicit = filepath.Join(home, "hermes-supervisor.json"), false
 	}
-	fc, err := supervisor.ReadFileConfig(path)
+	fc, err := readFileConfig(path)
 	if err != nil {
 		if !explicit && homeUnusable(path, err) {
 			return nil

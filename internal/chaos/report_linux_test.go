@@ -14,7 +14,8 @@ const reportTail = `
 Scenario 8, fuzzing, is not counted here: ` + "`make test`" + ` fuzzes every parser of what the supervisor
 reads for a few seconds each, ` + "`make fuzz`" + ` for two minutes each, keeping the inputs it found under
 each package's ` + "`testdata/fuzz`" + `: ` + "`FuzzParseRecord`, `FuzzParseState`, `FuzzParseMarker`" + ` (lockstore),
-` + "`FuzzParseStat`" + ` (procstate), ` + "`FuzzParseStatusFile`, `FuzzParseFileConfig`, `FuzzControlRequest`" + ` (supervisor).
+` + "`FuzzParseStat`" + ` (procstate), ` + "`FuzzParseStatusFile`, `FuzzControlRequest`, `FuzzParseNotify`" + ` (supervisor),
+` + "`FuzzParseFileConfig`" + ` (cmd/hermes-supervisor).
 
 ## Bugs this suite found, and the test that now holds each
 

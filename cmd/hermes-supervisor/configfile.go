@@ -1,4 +1,4 @@
-package supervisor
+package main
 
 import (
 	"bytes"
@@ -12,79 +12,58 @@ import (
 	"time"
 
 	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
+
+	"github.com/hermes-agent/hermes-supervisor/supervisor"
 )
 
-// FileConfig is the optional JSON configuration file. Every field may be
+// fileConfig is the optional JSON configuration file. Every field may be
 // left out; flags and the environment override what it sets.
-type FileConfig struct {
-	Home        string   `json:"home,omitempty"`
-	LockDir     string   `json:"lock_dir,omitempty"`
-	Command     []string `json:"command,omitempty"`
-	Env         []string `json:"env,omitempty"`
-	StopTimeout Duration `json:"stop_timeout,omitempty"`
+type fileConfig struct {
+	Home        string              `json:"home,omitempty"`
+	LockDir     string              `json:"lock_dir,omitempty"`
+	Command     []string            `json:"command,omitempty"`
+	Env         []string            `json:"env,omitempty"`
+	StopTimeout supervisor.Duration `json:"stop_timeout,omitempty"`
 	// MaxStopExtension caps what EXTEND_TIMEOUT_USEC adds to a stop
 	// (--max-stop-extension).
-	MaxStopExtension Duration    `json:"max_stop_extension,omitempty"`
-	ReadyTimeout     Duration    `json:"ready_timeout,omitempty"`
-	LogFormat        string      `json:"log_format,omitempty"`
-	Restart          RestartFile `json:"restart,omitempty"`
+	MaxStopExtension supervisor.Duration `json:"max_stop_extension,omitempty"`
+	ReadyTimeout     supervisor.Duration `json:"ready_timeout,omitempty"`
+	LogFormat        string              `json:"log_format,omitempty"`
+	Restart          restartFile         `json:"restart,omitempty"`
 	// Watchdog is the gateway's sd_notify keep-alive deadline ("0s": off),
 	// overriding Hermes' gateway.systemd_watchdog_seconds.
 	Watchdog string `json:"watchdog,omitempty"`
 	// HangAfter is the heartbeat-file hang deadline (--hang-after).
-	HangAfter Duration `json:"hang_after,omitempty"`
-	// Path is the file this was read from (set by ReadFileConfig, never
+	HangAfter supervisor.Duration `json:"hang_after,omitempty"`
+	// Path is the file this was read from (set by readFileConfig, never
 	// by the file itself): install names it as the source of a value.
 	Path string `json:"-"`
 }
 
-// RestartFile is the restart policy as written in the config file.
-type RestartFile struct {
-	InitialBackoff  Duration `json:"initial_backoff,omitempty"`
-	MaxBackoff      Duration `json:"max_backoff,omitempty"`
-	ResetAfter      Duration `json:"reset_after,omitempty"`
-	Jitter          *float64 `json:"jitter,omitempty"`
-	CrashLoopMax    int      `json:"crash_loop_max,omitempty"`
-	CrashLoopWindow Duration `json:"crash_loop_window,omitempty"`
-	MinUptime       Duration `json:"min_uptime,omitempty"`
+// restartFile is the restart policy as written in the config file.
+type restartFile struct {
+	InitialBackoff  supervisor.Duration `json:"initial_backoff,omitempty"`
+	MaxBackoff      supervisor.Duration `json:"max_backoff,omitempty"`
+	ResetAfter      supervisor.Duration `json:"reset_after,omitempty"`
+	Jitter          *float64            `json:"jitter,omitempty"`
+	CrashLoopMax    int                 `json:"crash_loop_max,omitempty"`
+	CrashLoopWindow supervisor.Duration `json:"crash_loop_window,omitempty"`
+	MinUptime       supervisor.Duration `json:"min_uptime,omitempty"`
 }
-
-// Duration is a time.Duration written as a Go duration string ("1m30s").
-type Duration time.Duration
-
-// UnmarshalJSON accepts a duration string.
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("durations are strings such as \"30s\", got %s", b)
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return err
-	}
-	if v <= 0 {
-		return fmt.Errorf("duration %q must be positive", s)
-	}
-	*d = Duration(v)
-	return nil
-}
-
-// MarshalJSON writes the duration string.
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
 
 // maxConfigFile bounds the config file we read.
 const maxConfigFile = 1 << 20
 
-// ConfigError reports a config file that cannot be used: the file, the key
+// configError reports a config file that cannot be used: the file, the key
 // (dotted, "restart.jitter"; empty for a syntax error) and where it stands.
-type ConfigError struct {
+type configError struct {
 	Path      string
 	Key       string
 	Line, Col int // 1-based; 0 when no place applies
 	Msg       string
 }
 
-func (e *ConfigError) Error() string {
+func (e *configError) Error() string {
 	var b strings.Builder
 	b.WriteString("config file ")
 	b.WriteString(e.Path)
@@ -98,19 +77,19 @@ func (e *ConfigError) Error() string {
 	return b.String()
 }
 
-// ReadFileConfig reads a config file strictly: unknown keys are errors, so a
+// readFileConfig reads a config file strictly: unknown keys are errors, so a
 // typo never silently falls back to a default, and every value is checked
-// here, where its file, key and line can still be named (*ConfigError). A
+// here, where its file, key and line can still be named (*configError). A
 // symlink, FIFO, device or file over 1 MiB is refused (see
 // safefs.ReadRegularFile).
-func ReadFileConfig(path string) (FileConfig, error) {
-	var fc FileConfig
+func readFileConfig(path string) (fileConfig, error) {
+	var fc fileConfig
 	b, err := safefs.ReadRegularFile(path, maxConfigFile)
 	if err != nil {
 		return fc, fmt.Errorf("config file %s: %w: point --config at a regular file of at most 1 MiB", path, err)
 	}
 	fc, err = parseFileConfig(b)
-	var ce *ConfigError
+	var ce *configError
 	if errors.As(err, &ce) {
 		ce.Path = path
 	}
@@ -120,8 +99,8 @@ func ReadFileConfig(path string) (FileConfig, error) {
 	return fc, err
 }
 
-func parseFileConfig(b []byte) (FileConfig, error) {
-	var fc FileConfig
+func parseFileConfig(b []byte) (fileConfig, error) {
+	var fc fileConfig
 	p := &configParser{src: b}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	err := p.object(dec, 0, "", map[string]fieldFunc{
@@ -169,10 +148,10 @@ func parseFileConfig(b []byte) (FileConfig, error) {
 		},
 	})
 	if err != nil {
-		return FileConfig{}, err
+		return fileConfig{}, err
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return FileConfig{}, p.errAt(int(dec.InputOffset()), "", "trailing data after the JSON object")
+		return fileConfig{}, p.errAt(int(dec.InputOffset()), "", "trailing data after the JSON object")
 	}
 	return fc, nil
 }
@@ -213,9 +192,9 @@ func (p *configParser) position(off int) (line, col int) {
 	return line, col
 }
 
-func (p *configParser) errAt(off int, key, msg string) *ConfigError {
+func (p *configParser) errAt(off int, key, msg string) *configError {
 	line, col := p.position(off)
-	return &ConfigError{Key: key, Line: line, Col: col, Msg: msg}
+	return &configError{Key: key, Line: line, Col: col, Msg: msg}
 }
 
 // skip returns the offset of the next byte that is not white space or one
@@ -257,7 +236,7 @@ func (p *configParser) object(dec *json.Decoder, base int, prefix string, fields
 			return p.syntax(err, base+int(dec.InputOffset()), prefix)
 		}
 		if err := f(raw, valOff, key); err != nil {
-			var ce *ConfigError
+			var ce *configError
 			if errors.As(err, &ce) {
 				return ce
 			}
@@ -336,9 +315,9 @@ func article(v string) string {
 // FlagValues returns the file's settings keyed by the `run` flag they
 // stand for, so that one precedence rule (flag, else file, else default)
 // serves all of them.
-func (fc FileConfig) FlagValues() map[string]string {
+func (fc fileConfig) FlagValues() map[string]string {
 	m := map[string]string{}
-	dur := func(name string, d Duration) {
+	dur := func(name string, d supervisor.Duration) {
 		if d != 0 {
 			m[name] = time.Duration(d).String()
 		}

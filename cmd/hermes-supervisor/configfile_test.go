@@ -1,8 +1,10 @@
-package supervisor
+package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
@@ -35,7 +37,7 @@ func TestReadFileConfigErrors(t *testing.T) {
 			if err := os.WriteFile(path, []byte(c.src), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			_, err := ReadFileConfig(path)
+			_, err := readFileConfig(path)
 			want := "config file " + path
 			if err == nil || len(err.Error()) < len(want) || err.Error()[:len(want)] != want || !contains(err.Error(), c.want) {
 				t.Fatalf("got %v\nwant %s…%s", err, want, c.want)
@@ -66,4 +68,33 @@ func contains(s, sub string) bool {
 		}
 	}
 	return false
+}
+
+// FuzzParseFileConfig holds the config parser to never panicking, and to
+// reading back what it accepted with the same meaning.
+func FuzzParseFileConfig(f *testing.F) {
+	for _, seed := range []string{
+		`{"home": "/home/ann/.hermes", "command": ["hermes", "gateway", "run"], "stop_timeout": "75s", "restart": {"initial_backoff": "1s", "jitter": 0.2, "crash_loop_max": 10}}`,
+		`{"restart": {"jitter": -1}}`, `{"stop_timeout": 5}`, `{"unknown": 1}`, `{} {}`, ``, `{"env": ["A=B"]}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fc, err := parseFileConfig(data)
+		if err != nil {
+			return
+		}
+		vals := fc.FlagValues()
+		b, err := json.Marshal(fc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := parseFileConfig(b)
+		if err != nil {
+			t.Fatalf("cannot read back %s (from %q): %v", b, data, err)
+		}
+		if got := again.FlagValues(); !reflect.DeepEqual(got, vals) {
+			t.Fatalf("read back %s as %v, want %v", b, got, vals)
+		}
+	})
 }

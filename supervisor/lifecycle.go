@@ -1,0 +1,452 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/platform/proctree"
+	"github.com/hermes-agent/hermes-supervisor/platform/signals"
+
+	"github.com/hermes-agent/hermes-supervisor/lockstore"
+	"github.com/hermes-agent/hermes-supervisor/procstate"
+	"go.uber.org/zap"
+)
+
+// act runs one action of a transition (see table).
+func (s *Supervisor) act(a action, reason string) {
+	ctx := s.loop
+	switch a {
+	case doStart:
+		s.start(ctx)
+	case doWait:
+		s.timers.backoff = s.clock.NewTimer(s.nextStart.Sub(s.clock.Now()))
+	case doShutdown:
+		s.notify("STOPPING=1")
+	case doTerminate:
+		s.terminate()
+	case doTakeDown:
+		s.takeDown()
+	case doKill:
+		s.killTree()
+	case doAbandon:
+		s.graceOver()
+	case doDecide:
+		s.afterExit(ctx, *s.lastExit)
+	case doAnnounce:
+		s.notify("READY=1")
+	}
+}
+
+// start sweeps stale files and starts the gateway, unless a live gateway
+// we do not own holds the home. Its outcome is the next trigger.
+func (s *Supervisor) start(ctx context.Context) {
+	s.stopTimer(&s.timers.backoff)
+	s.nextStart = nil
+	if err := s.probeDirs(); err != nil {
+		s.startupFailed(err)
+		return
+	}
+	if _, err := s.store.Sweep(ctx, false); err != nil {
+		s.log.Warn("some files could not be judged; starting anyway", zap.Error(err))
+	}
+	if owner, ok := s.foreignOwner(ctx); ok {
+		s.blocked++
+		delay := s.cfg.Policy.delay(s.blocked+1, s.rnd)
+		s.scheduleStart(delay, fmt.Sprintf(
+			"home is held by a live gateway not started by this supervisor (%s); stop it with `hermes gateway stop` and this supervisor takes over",
+			owner))
+		return
+	}
+	s.blocked = 0
+	// The nonce's hash reaches the state file before any process carries
+	// the nonce: a successor can then prove the gateway even if we die
+	// before recording it. A state file we cannot write is a start-up
+	// failure: the gateway would be unprovable, and could not start well.
+	s.startFails, s.startupError = 0, ""
+	if _, err := s.persist(); err != nil {
+		s.startupFailed(fmt.Errorf("%w: %w", errUnusableDir, err))
+		return
+	}
+	cfg := s.cfg
+	cfg.Env = append(slices.Clip(cfg.Env), EnvNonce+"="+s.nonce)
+	cfg.Env = append(cfg.Env, s.wd.open()...)
+	st, err := s.spawn(&cfg, s.self, s.log, s.clock)
+	if err != nil {
+		s.wd.close(nil)
+		e := Exit{Code: -1, StartError: err.Error(), At: s.clock.Now()}
+		if fix, ok := neverStarts(err); ok && !s.hadChild {
+			// Waiting cannot help a command that does not exist or may not
+			// run: say so at once. Once a gateway has run, the same error
+			// is more likely an upgrade in progress, and is retried.
+			s.lastExit = &e
+			s.fire(onGiveUp, fmt.Sprintf("cannot start the gateway %q: %v: %s, then run `hermes-supervisor restart`", s.cfg.Command[0], err, fix))
+			return
+		}
+		s.afterExit(ctx, e)
+		return
+	}
+	id, err := s.prober.Inspect(ctx, st.pid())
+	if err != nil {
+		// It exited already; its exit event follows.
+		id = procstate.Identity{PID: st.pid(), Argv: s.cfg.Command}
+	}
+	if len(id.Argv) == 0 {
+		// Read between the kernel's point of no return in execve and the
+		// new command line's set-up: what we asked for is what runs.
+		id.Argv = slices.Clone(s.cfg.Command)
+	}
+	s.child = &Child{PID: id.PID, StartTime: id.StartTime, Argv: id.Argv, StartedAt: st.startedAt(), NonceHash: s.hashed, Cgroup: st.cgroup()}
+	s.run, s.gateway = st, nil
+	s.watch(ctx, st)
+	s.wd.started(st, id.PID, s.events)
+	s.timers.readyPoll = 5 * time.Millisecond
+	s.timers.ready = s.clock.NewTimer(s.timers.readyPoll)
+	if s.hadChild {
+		s.restarts++
+	}
+	s.hadChild = true
+	s.fire(onStarted, "gateway started, waiting for it to be ready")
+}
+
+// foreignOwner reports a live gateway, not ours, that holds the home, by
+// the same rules the sweep applies.
+func (s *Supervisor) foreignOwner(ctx context.Context) (string, bool) {
+	e, ok := s.store.Running(ctx)
+	switch {
+	case !ok:
+		return "", false
+	case e.Kind == lockstore.KindRuntimeLock:
+		return "gateway.lock is locked by another process", true
+	case e.Kind == lockstore.KindState && e.Record != nil:
+		return fmt.Sprintf("gateway_state.json names live gateway pid %d", e.Record.PID), true
+	case e.Record != nil:
+		return fmt.Sprintf("gateway.pid names pid %d: %s", e.Record.PID, e.Reason), true
+	}
+	return e.Reason, true
+}
+
+func (s *Supervisor) watch(ctx context.Context, r runner) {
+	go func() {
+		e := r.wait(ctx)
+		// A run given up on (see graceOver) may end after Run returned.
+		select {
+		case s.events <- exited{run: r, exit: e}:
+		case <-ctx.Done():
+		}
+	}()
+}
+
+// checkReady polls, with doubling intervals, for the gateway's own word
+// that it is ready (see judgeReady); polling stops once it is, so a
+// healthy gateway costs nothing.
+func (s *Supervisor) checkReady() {
+	if s.child == nil || s.state != Starting {
+		return
+	}
+	// Under a launcher (pip's or uv's hermes.exe) the gateway is a child of
+	// our child: readiness is judged for the process gateway.pid names once
+	// it is proven to be in our tree.
+	if gw, found := s.findGateway(context.Background()); found && gw.PID != s.child.PID {
+		s.gateway = &gw
+	}
+	ready, by := s.wd.judgeReady(s.cfg.Layout, s.gatewayID().PID)
+	timedOut := !s.clock.Now().Before(s.wd.readyDeadline(s.child.StartedAt, s.cfg.ReadyTimeout))
+	if !ready && !timedOut {
+		s.timers.readyPoll = min(2*s.timers.readyPoll, 500*time.Millisecond)
+		s.timers.ready = s.clock.NewTimer(s.timers.readyPoll)
+		return
+	}
+	if !ready {
+		by = ""
+	}
+	s.markReady(by)
+}
+
+// exited ends a run: it releases the gateway's files and moves the machine
+// by how the run ended.
+func (s *Supervisor) exited(e Exit) {
+	child := s.child
+	s.stopTimer(&s.deadline)
+	s.stopTimer(&s.timers.ready)
+	s.stop = stopDeadline{}
+	run, gw := s.run, s.gatewayID()
+	s.wd.close(&e)
+	s.run, s.child, s.gateway = nil, nil, nil
+	s.lastExit = &e
+	s.log.Info("gateway exited", zap.Int("pid", child.PID), zap.Stringer("exit", e),
+		zap.Duration("uptime", e.Uptime))
+	if len(e.Unkilled) > 0 {
+		// A gateway that survived its kill still owns its files.
+		s.fire(onSurvived, "the gateway's tree survived its kill ("+DescribeUnkilled(e.Unkilled)+
+			"); not starting another beside it: end those processes, then run `hermes-supervisor restart`")
+		return
+	}
+	if o, ok := run.(*orphan); !ok || !o.isAbandoned() {
+		s.release(s.loop, child, gw)
+	}
+	s.fire(onExit, "the gateway exited")
+}
+
+// afterExit applies the restart policy to an exit nobody asked for. A
+// gateway that died because its home or lock dir became unusable did not
+// crash: that is a start-up failure, retried until the cause clears.
+func (s *Supervisor) afterExit(ctx context.Context, e Exit) {
+	if err := s.probeDirs(); err != nil {
+		s.lastExit = &e
+		s.startupFailed(err)
+		return
+	}
+	d := s.cfg.Policy.Decide(&s.hist, e, s.rnd)
+	if d.Verdict == Fail {
+		s.lastExit = &e
+		s.fire(onGiveUp, d.Reason)
+		return
+	}
+	if d.Delay <= 0 {
+		s.fire(onStartDue, d.Reason)
+		return
+	}
+	s.scheduleStart(d.Delay, fmt.Sprintf("%s; restarting in %s", d.Reason, d.Delay.Round(time.Millisecond)))
+}
+
+// scheduleStart moves to Backoff: the next start is due after delay.
+func (s *Supervisor) scheduleStart(delay time.Duration, reason string) {
+	at := s.clock.Now().Add(delay)
+	s.nextStart = &at
+	s.fire(onRetryLater, reason)
+}
+
+// release removes the files naming the child that just exited, and its
+// gateway gw when that was another process: only their own records,
+// matched by pid and start time.
+func (s *Supervisor) release(ctx context.Context, c *Child, gw procstate.Identity) {
+	ids := []procstate.Identity{c.Identity()}
+	if gw.PID != c.PID {
+		ids = append(ids, gw)
+	}
+	for _, id := range ids {
+		if _, err := s.store.Release(ctx, id); err != nil {
+			s.log.Warn("could not release the gateway's files", zap.Error(err))
+		}
+	}
+	m, err := lockstore.ReadPlannedStop(s.cfg.Layout.PlannedStopMarker())
+	if err == nil && (m.TargetPID == c.PID || m.TargetPID == gw.PID) && m.StopperPID == s.self.PID {
+		// The gateway died before consuming our marker; a later gateway
+		// must not mistake it for its own.
+		if err := os.Remove(s.cfg.Layout.PlannedStopMarker()); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.log.Warn("remove planned-stop marker", zap.Error(err))
+		}
+	}
+}
+
+// stopDeadline is the stop under way: when its deadline kills the tree,
+// how far the gateway may push that, and what was done.
+type stopDeadline struct {
+	killAt   time.Time // when the deadline kills (a stop's, not a hang's)
+	ceiling  time.Time // the latest killAt: the stop timeout plus --max-stop-extension
+	hang     bool      // a hang takedown: no drain, no extension
+	killed   bool      // the tree was killed: the deadline ends the wait for it
+	extended bool      // an extension of this stop was logged
+	capped   bool      // an extension cut to the ceiling was logged
+}
+
+// terminate writes Hermes' planned-stop marker, so the gateway exits 0 and
+// records `stopped`, then asks it to stop and sets the deadline.
+func (s *Supervisor) terminate() {
+	s.wd.silence()
+	if s.gateway == nil {
+		// Asked to stop before the gateway was found ready.
+		if gw, ok := s.findGateway(context.Background()); ok && gw.PID != s.child.PID {
+			s.gateway = &gw
+		}
+	}
+	if err := lockstore.WritePlannedStop(s.cfg.Layout, s.gatewayID(), s.self.PID, s.clock.Now()); err != nil {
+		s.log.Warn("could not write the planned-stop marker; the gateway will record an unplanned stop", zap.Error(err))
+	}
+	if err := s.run.Terminate(); err != nil {
+		s.log.Warn("terminate gateway", zap.Error(err))
+	}
+	s.terminateGateway(context.Background())
+	at := s.clock.Now().Add(s.cfg.StopTimeout)
+	s.stop = stopDeadline{killAt: at, ceiling: at.Add(s.cfg.MaxStopExtension)}
+	s.setDeadline(s.cfg.StopTimeout)
+}
+
+// hangDetected takes a hung gateway down as a stop does, without the
+// stop timeout, after asking it for its stacks. Its exit then counts as
+// a failure with the reason ReasonWatchdog.
+func (s *Supervisor) hangDetected(why string) {
+	s.wd.judge()
+	s.log.Error("gateway hung: "+why, zap.Int("pid", s.child.PID))
+	s.fire(onHung, "gateway hung: "+why+"; taking it down")
+}
+
+func (s *Supervisor) takeDown() {
+	if sig, ok := signals.Dump(); ok {
+		if st, ok := s.run.(*started); ok && st.tree.Signal(sig) == nil {
+			s.log.Warn("sent SIGUSR2: Hermes appends every thread's stack to its fault log; look there for where it hung",
+				zap.String("file", filepath.Join(s.cfg.Layout.Home, "logs", "gateway_faulthandler.log")))
+		}
+	}
+	if err := s.run.Terminate(); err != nil {
+		s.log.Warn("terminate gateway", zap.Error(err))
+	}
+	s.stop = stopDeadline{hang: true}
+	s.setDeadline(hangKillGrace)
+}
+
+// setDeadline arms the one deadline of a stop; what its passing means
+// follows from the stop (see Run).
+func (s *Supervisor) setDeadline(d time.Duration) {
+	s.stopTimer(&s.deadline)
+	s.deadline = s.clock.NewTimer(d)
+}
+
+// KillGrace is how long the supervisor waits for a killed gateway's tree
+// to be gone before it gives up on what survived, says what that is, and
+// completes the stop: a stop ends within its stop timeout plus KillGrace,
+// always. It covers emptying a cgroup (5 s) and draining the output, and
+// stays below the 15 s the service manager adds to the stop timeout.
+const KillGrace = 10 * time.Second
+
+// killTree kills the gateway's tree; the deadline then ends the wait for
+// it after KillGrace.
+func (s *Supervisor) killTree() {
+	msg, fields := "killing the hung gateway's process tree", s.treeFields()
+	if !s.stop.hang {
+		msg = "gateway did not stop in time; killing its process tree"
+		fields = append(fields, zap.Duration("stop_timeout", s.cfg.StopTimeout),
+			zap.Duration("extended_by", s.stop.killAt.Sub(s.stop.ceiling.Add(-s.cfg.MaxStopExtension))))
+	}
+	s.log.Warn(msg, append(fields, zap.Int("pid", s.child.PID))...)
+	if err := s.run.Kill(); err != nil {
+		s.log.Error("kill gateway", zap.Error(err))
+	}
+	s.stop.killed = true
+	s.setDeadline(KillGrace)
+}
+
+// graceOver gives up on a killed tree that is not gone after KillGrace:
+// the run ends as if it had exited, naming every process left. Those keep
+// the gateway's files, and no other gateway is started beside them.
+func (s *Supervisor) graceOver() {
+	left := s.run.survivors()
+	if len(left) == 0 {
+		// Everything died; the exit is being collected (the cgroup
+		// emptied, the output drained) and will not be long.
+		left = []proctree.Unkilled{{PID: s.child.PID, Why: fmt.Sprintf("its exit was not collected within %s of the kill", KillGrace)}}
+	}
+	for _, u := range left {
+		s.log.Error("could not kill a process of the gateway's tree", zap.Int("pid", u.PID), zap.String("name", u.Name),
+			zap.String("why", u.Why), zap.Duration("grace", KillGrace))
+	}
+	now := s.clock.Now()
+	s.exited(Exit{Code: -1, Signal: killedByStopTimeout, Unkilled: left, At: now, Uptime: now.Sub(s.child.StartedAt)})
+}
+
+// DescribeUnkilled says in one line which processes survived a kill and
+// why; names are quoted, since a process chooses its own.
+func DescribeUnkilled(us []proctree.Unkilled) string {
+	parts := make([]string, 0, len(us))
+	for _, u := range us {
+		parts = append(parts, fmt.Sprintf("pid %d %q: %s", u.PID, u.Name, u.Why))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (s *Supervisor) stopTimer(t *Timer) {
+	if *t != nil {
+		(*t).Stop()
+		*t = nil
+	}
+}
+
+// markReady moves a starting gateway to running; by says how readiness
+// was judged, empty when it was not.
+func (s *Supervisor) markReady(by string) {
+	s.stopTimer(&s.timers.ready)
+	s.child.Ready, s.child.ReadyBy = by != "", by
+	reason := "gateway is ready: " + by
+	if by == "" {
+		s.child.ReadyBy = "ready timeout"
+		reason = fmt.Sprintf("no sign of readiness after %s; treating the gateway as running",
+			s.wd.readyDeadline(s.child.StartedAt, s.cfg.ReadyTimeout).Sub(s.child.StartedAt).Round(time.Millisecond))
+	}
+	s.fire(onReady, reason)
+}
+
+// heed does what the watchdog asks.
+func (s *Supervisor) heed(a watchAction) {
+	if a.extend != nil {
+		switch {
+		case s.state == Starting:
+			s.wd.extendReady(*a.extend)
+		case s.state == Stopping && s.deadline != nil && !s.stop.killed && !s.stop.hang:
+			s.extendStop(*a.extend)
+		}
+	}
+	switch {
+	case a.hung != "":
+		s.hangDetected(a.hung)
+	case a.ready != "" && s.state == Starting:
+		s.markReady(a.ready)
+	case a.publish:
+		s.publish()
+	}
+}
+
+// ownStopGrace is what our own service manager waits beyond our stop
+// timeout (platform/service's stopGrace): an extension we pass up keeps
+// that margin.
+const ownStopGrace = 15 * time.Second
+
+// extendStop honours EXTEND_TIMEOUT_USEC as systemd does: the stop's
+// deadline becomes at least d from now, and the gateway must ask again
+// before that passes. It never passes its ceiling, the stop timeout plus
+// --max-stop-extension, however large d is.
+func (s *Supervisor) extendStop(d time.Duration) {
+	now := s.clock.Now()
+	grant := min(d, max(s.stop.ceiling.Sub(now), 0)) // no now.Add(d): d may be 292 years
+	until, capped := now.Add(grant), grant < d
+	if capped {
+		// The ceiling itself: now.Add(ceiling.Sub(now)) can differ from it
+		// by the drift between the wall and monotonic clocks.
+		until = s.stop.ceiling
+	}
+	if !until.After(s.stop.killAt) {
+		if capped && !s.stop.capped {
+			s.stop.capped = true
+			s.log.Warn("the gateway asked to extend its stop beyond --max-stop-extension; its process tree is killed when the extended deadline passes",
+				zap.Duration("asked", d), zap.Time("kill_at", s.stop.killAt), zap.Duration("max_stop_extension", s.cfg.MaxStopExtension))
+		}
+		return
+	}
+	s.setDeadline(grant)
+	s.stop.killAt = until
+	// Our own service manager would kill us, and with us the tree, at its
+	// own stop timeout: it hears of the extension too (systemd honours
+	// EXTEND_TIMEOUT_USEC from the main process while it stops).
+	s.notify("EXTEND_TIMEOUT_USEC=" + strconv.FormatInt((grant+ownStopGrace).Microseconds(), 10))
+	fields := []zap.Field{zap.Duration("asked", d), zap.Time("kill_at", until), zap.Time("ceiling", s.stop.ceiling)}
+	switch {
+	case capped && !s.stop.capped:
+		s.stop.capped, s.stop.extended = true, true
+		s.log.Warn("the gateway extended its stop (EXTEND_TIMEOUT_USEC) by more than --max-stop-extension allows: its process tree is killed at the ceiling unless it exits first",
+			append(fields, zap.Duration("max_stop_extension", s.cfg.MaxStopExtension))...)
+	case !s.stop.extended:
+		s.stop.extended = true
+		s.log.Info("the gateway extended its stop (EXTEND_TIMEOUT_USEC): its process tree is killed at kill_at unless it exits or extends again, and never after the ceiling",
+			fields...)
+	default:
+		// A draining gateway repeats it every few seconds: once is news.
+		s.log.Debug("the gateway extended its stop again (EXTEND_TIMEOUT_USEC)", fields...)
+	}
+	s.publish()
+}

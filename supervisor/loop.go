@@ -1,0 +1,145 @@
+package supervisor
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+type event interface{ isEvent() }
+
+// exited reports that a run ended.
+type exited struct {
+	run  runner
+	exit Exit
+}
+
+// command is a request of the control endpoint (see Do).
+type command struct {
+	verb  string
+	reply reply
+}
+
+type reply chan Response
+
+func (exited) isEvent()  {}
+func (command) isEvent() {}
+
+// Run supervises until ctx is cancelled or a stop command arrives, then
+// stops the gateway and returns. The caller holds the home's supervisor
+// lock for as long as Run runs.
+func (s *Supervisor) Run(ctx context.Context) error {
+	if s.cfg.ControlAddress != "" {
+		srv, err := listenControl(s.cfg.ControlAddress, s.cfg.ControlUsers, s.cfg.RequestTimeout, s.log, s.Do)
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+	}
+	loopCtx, cancelWaits := context.WithCancel(context.Background())
+	defer cancelWaits()
+	s.loop = loopCtx
+	s.begin(loopCtx)
+	s.feedOwn()
+	done := ctx.Done()
+	for {
+		select {
+		case <-done:
+			done = nil
+			s.fire(onStop, "supervisor asked to stop")
+		case ev := <-s.events:
+			s.handle(ev)
+		case <-timerC(s.timers.backoff):
+			s.timers.backoff = nil
+			s.fire(onStartDue, "backoff over")
+		case <-timerC(s.deadline):
+			// The stop's one deadline: the kill first, then the end of
+			// the wait for the killed tree.
+			s.deadline = nil
+			if s.stop.killed {
+				s.fire(onGraceOver, "the killed tree is not gone")
+			} else {
+				s.fire(onKillDue, "the gateway did not stop in time")
+			}
+		case <-timerC(s.timers.ready):
+			s.timers.ready = nil
+			s.checkReady()
+		case <-timerC(s.wd.check):
+			s.heed(s.wd.checked())
+		case <-timerC(s.timers.own):
+			s.feedOwn()
+		}
+		if s.intent == exitNext && s.run == nil {
+			s.answer(Response{OK: true, Status: s.snapshot()})
+			return nil
+		}
+	}
+}
+
+func timerC(t Timer) <-chan time.Time {
+	if t == nil {
+		return nil
+	}
+	return t.C()
+}
+
+// handle turns an event into what it means for the machine. Events of a
+// run that already ended are dropped.
+func (s *Supervisor) handle(ev event) {
+	switch ev := ev.(type) {
+	case command:
+		s.command(ev)
+	case exited:
+		if ev.run == s.run {
+			s.exited(ev.exit)
+		}
+	case notifyEvent:
+		if ev.run == s.run && s.child != nil {
+			s.heed(s.wd.notified(ev.msg))
+		}
+	case notifyRejected:
+		if ev.run == s.run {
+			s.heed(s.wd.rejectedBy(ev))
+		}
+	case keepAliveMissed:
+		if ev.run == s.run && s.child != nil {
+			s.heed(s.wd.missed())
+		}
+	}
+}
+
+func (s *Supervisor) command(c command) {
+	switch c.verb {
+	case "status":
+		st := s.snapshot()
+		if s.child != nil {
+			st.Locks, _ = s.store.Owned(s.loop, s.gatewayID())
+		}
+		c.reply <- Response{OK: true, Status: st}
+	case "stop":
+		s.waiters = append(s.waiters, c.reply)
+		s.fire(onStop, "stop requested")
+	case "restart":
+		if s.intent == exitNext {
+			c.reply <- Response{Error: "supervisor is shutting down"}
+			return
+		}
+		s.waiters = append(s.waiters, c.reply)
+		s.hist = History{}
+		s.fire(onRestart, "restart requested")
+	default:
+		c.reply <- Response{Error: fmt.Sprintf("unknown verb %q: use status, stop or restart", c.verb)}
+	}
+}
+
+// feedOwn tells our own service manager we are alive. It runs from the
+// state machine's loop, so a stuck loop stops the pings and gets us
+// restarted.
+func (s *Supervisor) feedOwn() {
+	s.timers.own = nil
+	if s.cfg.OwnWatchdog <= 0 {
+		return
+	}
+	s.notify("WATCHDOG=1")
+	s.timers.own = s.clock.NewTimer(s.cfg.OwnWatchdog)
+}
