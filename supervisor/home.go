@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -110,15 +111,27 @@ func PrepareDirs(l lockstore.Layout) (lockstore.Layout, error) {
 // than a directory.
 var ErrNotDir = errors.New("not a directory")
 
+// notDirError is the one line for a path that names a file; it matches
+// ErrNotDir without repeating it.
+type notDirError struct{ path, flag string }
+
+func (e *notDirError) Error() string {
+	return fmt.Sprintf("%s is a file, not a directory: pass %s to a directory", e.path, e.flag)
+}
+
+func (e *notDirError) Is(target error) bool { return target == ErrNotDir }
+
 func prepareDir(path, flag string) (string, error) {
 	root, resolved, err := safefs.OpenDir(path, true)
 	switch {
 	case errors.Is(err, safefs.ErrUnsafeDir):
 		return "", fmt.Errorf("%w: run the supervisor as the directory's owner, or pass %s to a directory only you can write, on a path only you and root can change", err, flag)
 	case errors.Is(err, syscall.ENOTDIR):
-		return "", fmt.Errorf("%s is a file, not a directory: pass %s to a directory: %w", path, flag, ErrNotDir)
+		return "", &notDirError{path: path, flag: flag}
+	case errors.Is(err, fs.ErrPermission):
+		return "", fmt.Errorf("%w: fix its permissions, run as its owner, or pass %s to another directory", err, flag)
 	case err != nil:
-		return "", fmt.Errorf("create %s: %w: pass %s to a directory you may write", path, err, flag)
+		return "", fmt.Errorf("%w: pass %s to a directory you may write", err, flag)
 	}
 	defer root.Close()
 	if err := probeDir(root, resolved); err != nil {
