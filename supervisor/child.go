@@ -172,6 +172,10 @@ func (c *started) wait(ctx context.Context) Exit {
 	if left.Err != nil {
 		c.log.Warn("could not empty or remove the gateway's cgroup", zap.String("cgroup", left.Cgroup), zap.Error(left.Err))
 	}
+	for _, u := range left.Unkilled {
+		c.log.Error("could not kill a process of the gateway's tree", zap.Int("pid", u.PID), zap.String("name", u.Name),
+			zap.String("why", u.Why))
+	}
 	drain := time.NewTimer(outputDrain)
 	defer drain.Stop()
 drained:
@@ -198,6 +202,7 @@ drained:
 	default:
 		e.StartError = err.Error()
 	}
+	e.Unkilled = left.Unkilled
 	return e
 }
 

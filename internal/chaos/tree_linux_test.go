@@ -64,6 +64,8 @@ func escapingGateway(role string) {
 	}
 	say("up")
 	switch role {
+	case "helper":
+		spawn("sleeper", nil)
 	case "setsid":
 		spawn("sleeper", &syscall.SysProcAttr{Setsid: true})
 	case "orphan":

@@ -26,6 +26,7 @@ type machine struct {
 	t       *testing.T
 	name    string
 	bin     string
+	hostNet bool   // shares the host's network namespace (see hostNetwork)
 	disk    string // the tmpfs that holds the container's writes
 	mounted bool
 	nspawn  *exec.Cmd
@@ -82,14 +83,27 @@ func hostCgroups(name string) []string {
 	return []string{"/sys/fs/cgroup/" + name}
 }
 
+// bootOption changes how boot starts a container.
+type bootOption func(*machine)
+
+// hostNetwork boots the container in the host's network namespace, as
+// docker --network host, Kubernetes hostNetwork and nspawn without
+// --private-network run one: its own PID and mount namespaces, but every
+// socket of the host in sight, /proc/net/unix included.
+func hostNetwork(m *machine) { m.hostNet = true }
+
 // boot starts the container with bin as /usr/local/bin/hermes-supervisor
 // and waits until systemd reports it running. Its writes go to a tmpfs
 // that lives until the test ends, so that after a power loss (crash) the
 // same machine boots again with its files. Cleanup powers it off and
-// removes its cgroups and mounts even when the test failed.
-func boot(t *testing.T, bin string) *machine {
+// removes its cgroups and mounts even when the test failed. The network
+// is the container's own unless an option says otherwise.
+func boot(t *testing.T, bin string, opts ...bootOption) *machine {
 	t.Helper()
 	m := &machine{t: t, name: fmt.Sprintf("hsd%d-%d", os.Getpid(), machines.Add(1)), bin: bin, console: &syncBuffer{}}
+	for _, o := range opts {
+		o(m)
+	}
 	m.cgroups = hostCgroups(m.name)
 	t.Cleanup(m.teardown)
 	// The upper layer is a tmpfs of its own: overlayfs refuses an upper
@@ -127,10 +141,14 @@ func (m *machine) start() {
 	// ours survive a reboot.
 	script := `for cg in $CGROUPS; do echo $$ > "$cg/cgroup.procs" || exit 1; done
 exec unshare -m --propagation private sh -c 'mount -t overlay overlay -o lowerdir=/,upperdir="$DISK/upper",workdir="$DISK/work" "$DISK/root" &&
-exec systemd-nspawn -q -D "$DISK/root" --private-network --bind="$DISK/units":/etc/systemd/system --bind-ro="$BIN":/usr/local/bin/hermes-supervisor --boot --register=no --keep-unit --machine="$NAME" --console=pipe'`
+exec systemd-nspawn -q -D "$DISK/root" $NETWORK --bind="$DISK/units":/etc/systemd/system --bind-ro="$BIN":/usr/local/bin/hermes-supervisor --boot --register=no --keep-unit --machine="$NAME" --console=pipe'`
+	network := "--private-network"
+	if m.hostNet {
+		network = ""
+	}
 	m.nspawn = exec.Command("/bin/sh", "-c", script)
 	m.nspawn.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1",
-		"CGROUPS=" + strings.Join(m.cgroups, " "), "DISK=" + m.disk, "BIN=" + m.bin, "NAME=" + m.name}
+		"CGROUPS=" + strings.Join(m.cgroups, " "), "DISK=" + m.disk, "BIN=" + m.bin, "NAME=" + m.name, "NETWORK=" + network}
 	m.nspawn.Stdout, m.nspawn.Stderr = m.console, m.console
 	m.nspawn.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := m.nspawn.Start(); err != nil {

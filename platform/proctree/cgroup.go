@@ -55,6 +55,10 @@ type Leftovers struct {
 	// found by parent links or re-parented to us (see Reaper), that were
 	// killed with the tree.
 	Adopted []int
+	// Unkilled are the processes of the tree still alive when Wait gave
+	// up on them: SIGKILL does not end a process frozen by a cgroup
+	// freezer, stuck in the kernel, or become another user's.
+	Unkilled []Unkilled
 	// Err says what failed: the kill, or emptying and removing the cgroup
 	// before the context ended (it is then left in place, and the next
 	// tree gets a cgroup of another name).

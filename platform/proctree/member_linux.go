@@ -1,7 +1,9 @@
 package proctree
 
 import (
+	"context"
 	"errors"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -43,4 +45,35 @@ func (h handle) close() {
 	if h.fd >= 0 {
 		unix.Close(h.fd)
 	}
+}
+
+// awaitExit blocks until one of ms may have exited or ctx ends: a pidfd
+// polls readable once its process exits. Without pidfds, it waits a tick.
+func awaitExit(ctx context.Context, ms []*member) {
+	fds := make([]unix.PollFd, 0, len(ms))
+	for _, m := range ms {
+		if m.h.fd < 0 {
+			fds = nil
+			break
+		}
+		fds = append(fds, unix.PollFd{Fd: int32(m.h.fd), Events: unix.POLLIN})
+	}
+	wait := awaitTick
+	if fds != nil {
+		// Bounded, so that a cancelled ctx is seen within a second.
+		wait = time.Second
+	}
+	if d, ok := ctx.Deadline(); ok {
+		wait = min(wait, max(time.Until(d), 0))
+	}
+	if fds == nil {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		return
+	}
+	_, _ = unix.Poll(fds, int(wait.Milliseconds())+1)
 }

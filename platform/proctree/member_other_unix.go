@@ -3,7 +3,9 @@
 package proctree
 
 import (
+	"context"
 	"errors"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,3 +29,14 @@ func (h handle) unreaped(e procEntry) bool {
 }
 
 func (handle) close() {}
+
+// awaitExit waits a tick, or until ctx ends: no handle here can be waited
+// on for another process's exit.
+func awaitExit(ctx context.Context, _ []*member) {
+	t := time.NewTimer(awaitTick)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}

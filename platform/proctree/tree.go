@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 )
 
@@ -76,9 +77,10 @@ func (t *Tree) Kill() error {
 
 // Wait waits for the root to exit, kills whatever remains of its tree (its
 // cgroup, then its process group), waits until its cgroup is empty and
-// removes it (for up to cgroupEmptyWait after the root exited, or until
-// ctx ends), reaps the root and releases OS handles. It returns what was
-// left in the cgroup, and what cmd.Wait returns. The root stays unreaped
+// removes it and until every process the kills found is gone (for up to
+// cgroupEmptyWait after the root exited, or until ctx ends), reaps the
+// root and releases OS handles. It returns what was left in the cgroup
+// and what survived the kill, and what cmd.Wait returns. The root stays unreaped
 // until then, so that its pid and group cannot name anyone else while
 // they are killed.
 func (t *Tree) Wait(ctx context.Context) (Leftovers, error) {
@@ -94,9 +96,18 @@ func (t *Tree) Wait(ctx context.Context) (Leftovers, error) {
 	if t.cg != nil {
 		left.Err = errors.Join(left.Err, t.cg.empty(ctx))
 	}
+	t.awaitKilled(ctx)
 	t.mu.Lock()
+	// Named before the handles go: a process SIGKILL cannot end (frozen,
+	// stuck in the kernel, another user's) must be said, never left
+	// silently beside the next gateway.
+	left.Unkilled = t.survivors()
+	for _, pid := range t.adopted() {
+		if !slices.ContainsFunc(left.Unkilled, func(u Unkilled) bool { return u.PID == pid }) {
+			left.Adopted = append(left.Adopted, pid)
+		}
+	}
 	t.reaped = true
-	left.Adopted = t.adopted()
 	t.mu.Unlock()
 	if t.reaper != nil {
 		// The Reaper must not see the root's pid free, and a new child of

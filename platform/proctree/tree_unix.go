@@ -3,12 +3,14 @@
 package proctree
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"strconv"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -221,7 +223,7 @@ func (t *Tree) adopted() []int {
 func (t *Tree) survivors() []Unkilled {
 	var out []Unkilled
 	root := t.cmd.Process.Pid
-	if e, err := readProc(root); err == nil && e.state != 'Z' {
+	if e, err := readProc(root); err == nil && !e.dead() {
 		out = append(out, Unkilled{PID: root, Name: e.name, Why: "still runs after SIGKILL (state " + string(e.state) + ")"})
 	}
 	pids := make([]int, 0, len(t.sys.members))
@@ -235,7 +237,7 @@ func (t *Tree) survivors() []Unkilled {
 			continue
 		}
 		now, err := readProc(pid)
-		if err != nil || now.start != m.e.start || now.state == 'Z' {
+		if err != nil || now.start != m.e.start || now.dead() {
 			continue
 		}
 		why := "still runs after SIGKILL (state " + string(now.state) + ")"
@@ -306,4 +308,47 @@ func killProcess(pid int) error {
 // supervisor starts leads its own group; its helpers share it.
 func processGroup(pid int) (int, error) {
 	return unix.Getpgid(pid)
+}
+
+// awaitTick is how often awaitKilled looks again where no handle can be
+// waited on: a killed process is gone within a few milliseconds.
+const awaitTick = 20 * time.Millisecond
+
+// awaitKilled waits, until ctx ends, for every process the kills found to
+// be gone (dead; a zombie is), so that survivors names only those SIGKILL
+// could not end, not those still on their way out.
+func (t *Tree) awaitKilled(ctx context.Context) {
+	t.mu.Lock()
+	var ms []*member
+	for _, m := range t.sys.members {
+		if !m.dead {
+			ms = append(ms, m)
+		}
+	}
+	t.mu.Unlock()
+	// The members' handles stay open until release, after Wait's last
+	// use of them; their entries are not written once found.
+	for ctx.Err() == nil {
+		ms = slices.DeleteFunc(ms, func(m *member) bool { return m.gone() })
+		if len(ms) == 0 {
+			return
+		}
+		awaitExit(ctx, ms)
+	}
+}
+
+// gone reports whether the member has died: reaped, a zombie, or its pid
+// held by another process now.
+func (m *member) gone() bool {
+	if !m.h.unreaped(m.e) {
+		return true
+	}
+	now, err := readProc(m.e.pid)
+	return err != nil || now.start != m.e.start || now.dead()
+}
+
+// dead reports a process that has exited: a zombie, or one being reaped
+// at this moment (X; x on kernels before 4.14).
+func (e procEntry) dead() bool {
+	return e.state == 'Z' || e.state == 'X' || e.state == 'x'
 }

@@ -1,6 +1,7 @@
 package proctree
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -169,3 +170,6 @@ func (t *Tree) survivors() []Unkilled {
 
 // adopted: nothing escapes the job object to be found otherwise.
 func (t *Tree) adopted() []int { return nil }
+
+// awaitKilled: TerminateJobObject took every process of the job with it.
+func (t *Tree) awaitKilled(context.Context) {}
