@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -125,10 +124,11 @@ func startChild(cfg *Config, self procstate.Identity, log *zap.Logger, clock Clo
 			log.Debug("the gateway runs in a cgroup of its own", zap.Int("pid", tree.Pid()), zap.String("cgroup", where))
 		}
 	}
+	out := newGatewayOutput(log, clock, cfg.OutputBurst, cfg.OutputInterval, len(readEnds))
 	for i, stream := range []string{"stdout", "stderr"} {
 		done := make(chan struct{})
 		c.drained = append(c.drained, done)
-		go (&lineLogger{log: log, stream: stream}).readFrom(readEnds[i], done)
+		go out.readFrom(out.stream(stream), readEnds[i], done)
 	}
 	return c, nil
 }
@@ -336,79 +336,3 @@ func (o *orphan) wait(ctx context.Context) Exit {
 // killedByStopTimeout is the Exit.Signal of a gateway the supervisor
 // killed where the exit status cannot say so (Windows' TerminateJobObject).
 const killedByStopTimeout = "the supervisor after the stop timeout"
-
-// maxLogLine bounds one logged line of gateway output.
-const maxLogLine = 16 << 10
-
-// lineLogger turns the gateway's output into one log entry per line.
-type lineLogger struct {
-	log    *zap.Logger
-	stream string
-	mu     sync.Mutex
-	buf    []byte
-	cut    int // bytes of the current line past maxLogLine, dropped
-}
-
-func (l *lineLogger) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			l.add(p)
-			break
-		}
-		l.add(p[:i])
-		l.emit()
-		p = p[i+1:]
-	}
-	return n, nil
-}
-
-// add keeps the first maxLogLine bytes of a line and counts the rest, so
-// that the cut is marked rather than silent.
-func (l *lineLogger) add(p []byte) {
-	room := max(maxLogLine-len(l.buf), 0)
-	if len(p) > room {
-		l.cut += len(p) - room
-		p = p[:room]
-	}
-	l.buf = append(l.buf, p...)
-}
-
-func (l *lineLogger) emit() {
-	line := bytes.TrimRight(l.buf, "\r")
-	if l.cut > 0 {
-		line = fmt.Appendf(line, " … [%d bytes cut]", l.cut)
-	}
-	l.log.Info("gateway output", zap.String("stream", l.stream), zap.ByteString("line", line))
-	l.buf, l.cut = l.buf[:0], 0
-}
-
-// readFrom logs what r yields until EOF (every writer closed it: the
-// gateway and whatever it left holding its output), then closes r and
-// done.
-func (l *lineLogger) readFrom(r *os.File, done chan<- struct{}) {
-	defer close(done)
-	defer r.Close()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := r.Read(buf)
-		if n > 0 {
-			_, _ = l.Write(buf[:n])
-		}
-		if err != nil {
-			l.flush()
-			return
-		}
-	}
-}
-
-func (l *lineLogger) flush() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.buf) > 0 {
-		l.emit()
-	}
-}

@@ -68,6 +68,12 @@ type Config struct {
 	// OwnWatchdog, when positive, is how often the supervisor sends
 	// WATCHDOG=1 through Notify: half its service manager's WATCHDOG_USEC.
 	OwnWatchdog time.Duration
+	// OutputBurst and OutputInterval limit the gateway's output as
+	// journald limits a service's: at most OutputBurst lines are logged per
+	// OutputInterval, and one line counts what was dropped. Either at zero
+	// turns the limit off.
+	OutputBurst    int
+	OutputInterval time.Duration
 }
 
 // DefaultStopTimeout is above Hermes' default TimeoutStopSec (70 s).
@@ -104,6 +110,12 @@ func (c *Config) Validate() error {
 	}
 	if c.ControlAddress != "" && c.RequestTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("control request timeout must be positive, got %s", c.RequestTimeout))
+	}
+	if c.OutputBurst < 0 {
+		errs = append(errs, fmt.Errorf("--log-rate-limit-burst must not be negative, got %d (0 turns the limit off)", c.OutputBurst))
+	}
+	if c.OutputInterval < 0 {
+		errs = append(errs, fmt.Errorf("--log-rate-limit-interval must not be negative, got %s (0 turns the limit off)", c.OutputInterval))
 	}
 	if c.HangAfter < 0 {
 		errs = append(errs, fmt.Errorf("hang-after must not be negative, got %s", c.HangAfter))

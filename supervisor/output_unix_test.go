@@ -3,6 +3,7 @@
 package supervisor
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -77,4 +78,77 @@ func killHelper(t *testing.T, pidFile string) {
 		return
 	}
 	_ = syscall.Kill(pid, syscall.SIGKILL)
+}
+
+// TestGatewayOutputFlood runs real gateways (a shell) that flood their
+// output, text through the rate limit and random binary without one: every
+// line is logged or counted, the count is logged once the gateway's output
+// ends, and the binary comes back byte for byte from the log.
+func TestGatewayOutputFlood(t *testing.T) {
+	dir := t.TempDir()
+	data := append(randomBytes(3, 256<<10, true), "\r\n\xff\r"...)
+	// What the lines give back: CRLF ends a line as LF does.
+	crlf := bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
+	bin := filepath.Join(dir, "binary")
+	if err := os.WriteFile(bin, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		script string
+		burst  int
+		logged int     // lines of gateway output logged
+		report []int64 // the suppression line's lines and bytes; nil: none
+		want   []byte  // the output the logged lines give back, joined by newlines
+	}{
+		// "line\n" 50 000 times: 1000 logged, 49 000 lines of 5 bytes counted.
+		{"text flood limited", "yes line | head -n 50000", 1000, 1000, []int64{49000, 245000}, nil},
+		{"text flood on both streams", "yes out | head -n 3000 & yes err | head -n 3000 >&2; wait", 1000, 1000, []int64{5000, 20000}, nil},
+		// The last line has no newline: it is counted without one.
+		{"unterminated last line", "yes line | head -n 10; printf tail", 10, 10, []int64{1, 4}, nil},
+		{"binary unlimited", `cat "$1"`, 0, bytes.Count(crlf, []byte{'\n'}) + 1, nil, crlf},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var out bytes.Buffer
+			core := zapcore.NewCore(logFormats[0].enc(), zapcore.Lock(zapcore.AddSync(&out)), zapcore.InfoLevel)
+			cfg := &Config{Command: []string{"/bin/sh", "-c", c.script, "sh", bin}, OutputBurst: c.burst, OutputInterval: time.Hour}
+			ch, err := startChild(cfg, procstate.Identity{PID: os.Getpid()}, zap.New(core), SystemClock{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e := ch.wait(context.Background()); e.Code != 0 {
+				t.Fatalf("exit %+v", e)
+			}
+			for _, d := range ch.drained {
+				<-d
+			}
+			var lines [][]byte
+			var reports []map[string]any
+			for _, e := range lineFields(t, out.String()) {
+				switch {
+				case e["msg"] == "gateway output":
+					lines = append(lines, lineBytes(t, e))
+				case strings.HasPrefix(e["msg"].(string), "suppressed "):
+					reports = append(reports, e)
+				}
+			}
+			if len(lines) != c.logged {
+				t.Errorf("%d lines logged, want %d", len(lines), c.logged)
+			}
+			switch {
+			case c.report == nil && len(reports) > 0:
+				t.Errorf("suppressed with no limit: %v", reports)
+			case c.report != nil && len(reports) != 1:
+				t.Errorf("%d suppression lines, want 1: %v", len(reports), reports)
+			case c.report != nil && (reports[0]["lines"] != float64(c.report[0]) || reports[0]["bytes"] != float64(c.report[1])):
+				t.Errorf("suppression line %v, want %d lines, %d bytes", reports[0], c.report[0], c.report[1])
+			}
+			if c.want != nil {
+				if got := bytes.Join(lines, []byte{'\n'}); !bytes.Equal(got, c.want) {
+					t.Errorf("the log gives back %d bytes that differ from the %d the gateway wrote", len(got), len(c.want))
+				}
+			}
+		})
+	}
 }

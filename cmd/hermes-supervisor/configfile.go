@@ -35,6 +35,11 @@ type fileConfig struct {
 	Watchdog string `json:"watchdog,omitempty"`
 	// HangAfter is the heartbeat-file hang deadline (--hang-after).
 	HangAfter supervisor.Duration `json:"hang_after,omitempty"`
+	// LogRateLimitBurst and LogRateLimitInterval limit the gateway's
+	// output (--log-rate-limit-burst, --log-rate-limit-interval); a burst
+	// of 0 turns the limit off.
+	LogRateLimitBurst    *int                `json:"log_rate_limit_burst,omitempty"`
+	LogRateLimitInterval supervisor.Duration `json:"log_rate_limit_interval,omitempty"`
 	// Path is the file this was read from (set by readFileConfig, never
 	// by the file itself): install names it as the source of a value.
 	Path string `json:"-"`
@@ -104,14 +109,21 @@ func parseFileConfig(b []byte) (fileConfig, error) {
 	p := &configParser{src: b}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	err := p.object(dec, 0, "", map[string]fieldFunc{
-		"home":               p.into(&fc.Home, nil),
-		"lock_dir":           p.into(&fc.LockDir, nil),
-		"command":            p.into(&fc.Command, checkCommand(&fc.Command)),
-		"env":                p.into(&fc.Env, checkEnv(&fc.Env)),
-		"stop_timeout":       p.into(&fc.StopTimeout, nil),
-		"ready_timeout":      p.into(&fc.ReadyTimeout, nil),
-		"max_stop_extension": p.into(&fc.MaxStopExtension, nil),
-		"hang_after":         p.into(&fc.HangAfter, nil),
+		"home":                    p.into(&fc.Home, nil),
+		"lock_dir":                p.into(&fc.LockDir, nil),
+		"command":                 p.into(&fc.Command, checkCommand(&fc.Command)),
+		"env":                     p.into(&fc.Env, checkEnv(&fc.Env)),
+		"stop_timeout":            p.into(&fc.StopTimeout, nil),
+		"ready_timeout":           p.into(&fc.ReadyTimeout, nil),
+		"max_stop_extension":      p.into(&fc.MaxStopExtension, nil),
+		"hang_after":              p.into(&fc.HangAfter, nil),
+		"log_rate_limit_interval": p.into(&fc.LogRateLimitInterval, nil),
+		"log_rate_limit_burst": p.into(&fc.LogRateLimitBurst, func() error {
+			if *fc.LogRateLimitBurst < 0 {
+				return fmt.Errorf("must be at least 0 (0 turns the limit off), got %d", *fc.LogRateLimitBurst)
+			}
+			return nil
+		}),
 		"watchdog": p.into(&fc.Watchdog, func() error {
 			if d, err := time.ParseDuration(fc.Watchdog); err != nil || d < 0 {
 				return fmt.Errorf("%q is not a deadline: use a duration such as \"60s\", or \"0\" to turn hang detection off", fc.Watchdog)
@@ -326,6 +338,10 @@ func (fc fileConfig) FlagValues() map[string]string {
 	dur("max-stop-extension", fc.MaxStopExtension)
 	dur("ready-timeout", fc.ReadyTimeout)
 	dur("hang-after", fc.HangAfter)
+	dur("log-rate-limit-interval", fc.LogRateLimitInterval)
+	if fc.LogRateLimitBurst != nil {
+		m["log-rate-limit-burst"] = strconv.Itoa(*fc.LogRateLimitBurst)
+	}
 	if fc.Watchdog != "" {
 		m["watchdog"] = fc.Watchdog
 	}

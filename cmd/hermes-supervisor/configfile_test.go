@@ -25,6 +25,8 @@ func TestReadFileConfigErrors(t *testing.T) {
 		{"jitter out of range", "{\"restart\": {\n  \"jitter\": 7}}", `:2:13: "restart.jitter": must be at least 0 and below 1`},
 		{"crash loop max zero", `{"restart": {"crash_loop_max": 0}}`, `"restart.crash_loop_max": must be at least 1, got 0`},
 		{"log format", `{"log_format": "xml"}`, `:1:16: "log_format": "xml" is not a log format: use "console" or "json"`},
+		{"negative rate limit burst", `{"log_rate_limit_burst": -1}`, `:1:26: "log_rate_limit_burst": must be at least 0 (0 turns the limit off), got -1`},
+		{"rate limit interval as number", `{"log_rate_limit_interval": 30}`, `"log_rate_limit_interval": durations are strings such as "30s", got 30`},
 		{"env", `{"env": ["NOEQUALS"]}`, `"env": "NOEQUALS" is not NAME=VALUE`},
 		{"not an object", `[1]`, `:1:1: expected a JSON object`},
 		{"trailing", `{} {}`, `: trailing data after the JSON object`},
@@ -48,13 +50,16 @@ func TestReadFileConfigErrors(t *testing.T) {
 
 func TestReadFileConfigValid(t *testing.T) {
 	src := `{"home": "/h", "command": ["hermes", "gateway", "run"], "env": ["A=B"], "stop_timeout": "5s", "max_stop_extension": "10m",
-	"log_format": "json", "restart": {"jitter": 0, "crash_loop_max": 3, "max_backoff": "10s"}}`
+	"log_format": "json", "log_rate_limit_burst": 0, "log_rate_limit_interval": "1m", "restart": {"jitter": 0, "crash_loop_max": 3, "max_backoff": "10s"}}`
 	fc, err := parseFileConfig([]byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if fc.FlagValues()["max-stop-extension"] != "10m0s" {
 		t.Fatalf("max_stop_extension: flag values %v", fc.FlagValues())
+	}
+	if v := fc.FlagValues(); v["log-rate-limit-burst"] != "0" || v["log-rate-limit-interval"] != "1m0s" {
+		t.Fatalf("log rate limit: flag values %v", v)
 	}
 	if fc.Home != "/h" || len(fc.Command) != 3 || fc.LogFormat != "json" || fc.Restart.Jitter == nil || *fc.Restart.Jitter != 0 || fc.Restart.CrashLoopMax != 3 {
 		t.Fatalf("parsed %+v", fc)

@@ -44,6 +44,8 @@ type runFlags struct {
 	policy       supervisor.Policy
 	watchdog     time.Duration
 	hangAfter    time.Duration
+	outBurst     int
+	outInterval  time.Duration
 }
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -85,6 +87,8 @@ HERMES_GATEWAY_MAX_STARTS=0 unless the config file's "env" sets them.`,
 	fl.DurationVar(&f.readyTimeout, "ready-timeout", supervisor.DefaultReadyTimeout, "how long a gateway may run without writing gateway.pid before it counts as running")
 	fl.DurationVar(&f.watchdog, "watchdog", 0, "the gateway's sd_notify keep-alive deadline (WATCHDOG_USEC), overriding Hermes' gateway.systemd_watchdog_seconds; 0 turns it off")
 	fl.DurationVar(&f.hangAfter, "hang-after", 0, "take the gateway down when Hermes' state/gateway.heartbeat naming it is older than this (for Windows; 0: off)")
+	fl.IntVar(&f.outBurst, "log-rate-limit-burst", supervisor.DefaultOutputBurst, "lines of gateway output logged per --log-rate-limit-interval before the rest is counted, not logged (journald's RateLimitBurst); 0 turns the limit off")
+	fl.DurationVar(&f.outInterval, "log-rate-limit-interval", supervisor.DefaultOutputInterval, "the interval of --log-rate-limit-burst (journald's RateLimitIntervalSec); 0 turns the limit off")
 	fl.DurationVar(&f.ctlTimeout, "control-timeout", supervisor.DefaultRequestTimeout, "how long a client of the control endpoint may take to send its request before it is dropped")
 	fl.DurationVar(&f.policy.InitialBackoff, "initial-backoff", f.policy.InitialBackoff, "delay before the second restart of a failure streak (the first is immediate)")
 	fl.DurationVar(&f.policy.MaxBackoff, "max-backoff", f.policy.MaxBackoff, "longest delay between restarts")
@@ -138,6 +142,7 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 	}
 	cfg.Policy, cfg.StopTimeout, cfg.ReadyTimeout, cfg.RequestTimeout = f.policy, f.stopTimeout, f.readyTimeout, f.ctlTimeout
 	cfg.MaxStopExtension = f.maxExtension
+	cfg.OutputBurst, cfg.OutputInterval = f.outBurst, f.outInterval
 	if cfg.Watchdog, cfg.HangAfter, err = hangSettings(fl.Changed("watchdog"), f); err != nil {
 		return err
 	}

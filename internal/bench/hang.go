@@ -227,7 +227,7 @@ func (h hangResult) markdown() string {
 	return b.String()
 }
 
-// hangSection starts section 6 of benchmarks.md; it is the last section.
+// hangSection starts section 6 of benchmarks.md.
 const hangSection = "## 6. Hang detection\n"
 
 // spliceHang puts a hang-only run into the benchmarks.md at path: section 6
@@ -245,9 +245,6 @@ func spliceHang(path string, h hangResult, started time.Time, args []string) err
 		return err
 	}
 	doc := string(old)
-	if i := strings.Index(doc, hangSection); i >= 0 {
-		doc = doc[:i]
-	}
 	// The targets table: drop its old hang rows, add the new ones after
 	// its last row.
 	var lines []string
@@ -265,9 +262,6 @@ func spliceHang(path string, h hangResult, started time.Time, args []string) err
 		}
 		lines = append(lines, l)
 	}
-	doc = strings.Join(lines, "")
-	if !strings.HasSuffix(doc, "\n\n") {
-		doc = strings.TrimRight(doc, "\n") + "\n\n"
-	}
-	return os.WriteFile(path, []byte(doc+h.markdown()+note), 0o644)
+	doc = replaceSection(strings.Join(lines, ""), hangSection, h.markdown()+note)
+	return os.WriteFile(path, []byte(doc), 0o644)
 }

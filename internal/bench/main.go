@@ -45,7 +45,7 @@ func main() {
 	flag.IntVar(&c.powerRuns, "power-runs", 10, "power-loss recoveries to time")
 	flag.BoolVar(&c.goBench, "go-bench", true, "run the Go micro-benchmarks too")
 	flag.IntVar(&c.hangs, "hangs", 10, "hangs to catch for hang detection")
-	flag.StringVar(&c.only, "only", "", "run only this part (hang), print its section and put it into benchmarks.md in -out, keeping the other sections")
+	flag.StringVar(&c.only, "only", "", "run only this part (hang, flood), print its section and put it into benchmarks.md in -out, keeping the other sections")
 	flag.Parse()
 	c.sweepSizes = []int{10, 100, 1000, 10000}
 	var err error
@@ -57,6 +57,20 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if c.only == "flood" {
+		started := time.Now()
+		f, err := floodCost(ctx, c)
+		if err != nil {
+			fail(err)
+		}
+		fmt.Print(f.markdown())
+		path := filepath.Join(c.out, "benchmarks.md")
+		if err := spliceFlood(path, f, started, os.Args[1:]); err != nil {
+			fail(err)
+		}
+		fmt.Printf("wrote section 7 and its target into %s\n", path)
+		return
+	}
 	if c.only == "hang" {
 		started := time.Now()
 		h, err := hangCost(ctx, c, c.hangs)
@@ -135,6 +149,12 @@ func run(ctx context.Context, c config) (*report, error) {
 	}
 	if err := step("hang detection", func() error {
 		r.hang, err = hangCost(ctx, c, c.hangs)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := step("output flood", func() error {
+		r.flood, err = floodCost(ctx, c)
 		return err
 	}); err != nil {
 		return nil, err

@@ -21,6 +21,7 @@ type report struct {
 	power   powerResult
 	idle    idleResult
 	hang    hangResult
+	flood   floodResult
 	goBench string
 }
 
@@ -81,7 +82,8 @@ func (r *report) write(dir string) error {
 	p("| Power-loss layout to a healthy gateway | healthy | median %s ms; the non-sweeping loop: %s | %s |\n", ms(r.power.sum.Med), loopVerdict(r.power), met(!r.power.loopHealthy))
 	p("| Idle RSS | ≤ 10 MB | %.1f MiB (peak %.1f MiB) | %s |\n", float64(r.idle.rssKB)/1024, float64(r.idle.hwmKB)/1024, met(r.idle.rssKB <= targetRSSKB))
 	p("| Idle CPU | ≤ %s per minute | %s per minute, %d wake-ups in %s | %s |\n", targetCPU, r.idle.cpuPerMinute.Round(10*time.Microsecond), r.idle.switches, r.idle.window, met(r.idle.cpuPerMinute <= targetCPU))
-	p("%s\n", r.hang.targets())
+	p("%s", r.hang.targets())
+	p("%s\n", r.flood.targets())
 
 	p("## 1. Restart latency after SIGKILL\n\n")
 	p("Each supervisor runs the same child (`internal/bench/child`: it writes its pid to a file through a rename and blocks; it imports almost nothing, so its start-up is cheap and the floor is low). ")
@@ -144,6 +146,7 @@ func (r *report) write(dir string) error {
 		return err
 	}
 	b.WriteString(r.hang.markdown())
+	b.WriteString(r.flood.markdown())
 	return os.WriteFile(filepath.Join(dir, "benchmarks.md"), []byte(b.String()), 0o644)
 }
 

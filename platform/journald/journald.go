@@ -84,8 +84,14 @@ func (c *journalCore) Write(e zapcore.Entry, fs []zapcore.Field) error {
 	if len(enc.Fields) > 0 {
 		// The fields also stay in the text, for `journalctl` as most
 		// people read it (it shows MESSAGE only).
-		if b, err := json.Marshal(enc.Fields); err == nil {
-			msg += " " + string(b)
+		// Without HTML escaping: json.Marshal would spell each < > & as
+		// six bytes, and base85 output (supervisor's line_base85) is full
+		// of them.
+		var b strings.Builder
+		je := json.NewEncoder(&b)
+		je.SetEscapeHTML(false)
+		if err := je.Encode(enc.Fields); err == nil {
+			msg += " " + strings.TrimSuffix(b.String(), "\n")
 		}
 	}
 	// MESSAGE is what `journalctl` prints: one line, escaped as every log

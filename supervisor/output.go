@@ -1,0 +1,359 @@
+package supervisor
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"go.uber.org/zap"
+)
+
+// The gateway's output is logged one entry per line, each line in the
+// cheapest of three exact forms (see lineField), and at most a burst of
+// lines per interval, as journald limits a service.
+
+// DefaultOutputBurst and DefaultOutputInterval are journald's defaults
+// (RateLimitBurst=10000, RateLimitIntervalSec=30s): at most that many
+// lines of gateway output are logged per interval.
+const (
+	DefaultOutputBurst    = 10000
+	DefaultOutputInterval = 30 * time.Second
+)
+
+// maxLogLine bounds one logged line of gateway output.
+const maxLogLine = 16 << 10
+
+// gatewayOutput logs the output of one gateway: its streams share one rate
+// limit, and the last stream to end reports what the limit suppressed.
+type gatewayOutput struct {
+	log   *zap.Logger
+	limit *outputLimit
+	open  atomic.Int32 // streams not yet at EOF
+}
+
+func newGatewayOutput(log *zap.Logger, clock Clock, burst int, interval time.Duration, streams int) *gatewayOutput {
+	o := &gatewayOutput{log: log, limit: newOutputLimit(log, clock, burst, interval)}
+	o.open.Store(int32(streams))
+	return o
+}
+
+// stream returns the logger of one stream ("stdout", "stderr").
+func (o *gatewayOutput) stream(name string) *lineLogger {
+	return &lineLogger{log: o.log, stream: name, limit: o.limit}
+}
+
+// readFrom logs what r yields until EOF (every writer closed it: the
+// gateway and whatever it left holding its output), then closes r and
+// done; the last stream to end reports what was suppressed first, so that
+// the count is logged before the gateway's exit is.
+func (o *gatewayOutput) readFrom(l *lineLogger, r *os.File, done chan<- struct{}) {
+	defer close(done)
+	defer r.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			_, _ = l.Write(buf[:n])
+		}
+		if err != nil {
+			l.flush()
+			if o.open.Add(-1) == 0 {
+				o.limit.close()
+			}
+			return
+		}
+	}
+}
+
+// lineLogger turns one stream of the gateway's output into one log entry
+// per line.
+type lineLogger struct {
+	log    *zap.Logger
+	stream string
+	limit  *outputLimit // nil: no limit
+	mu     sync.Mutex
+	buf    []byte
+	cut    int // bytes of the current line past maxLogLine, dropped
+}
+
+func (l *lineLogger) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			l.add(p)
+			break
+		}
+		l.add(p[:i])
+		l.emit(1)
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+// add keeps the first maxLogLine bytes of a line and counts the rest, so
+// that the cut is marked rather than silent.
+func (l *lineLogger) add(p []byte) {
+	room := max(maxLogLine-len(l.buf), 0)
+	if len(p) > room {
+		l.cut += len(p) - room
+		p = p[:room]
+	}
+	l.buf = append(l.buf, p...)
+}
+
+// emit logs the line held, which ended in end bytes of newline (0 for the
+// last line before EOF). One carriage return before the newline ends the
+// line too (CRLF); any other is part of it.
+func (l *lineLogger) emit(end int) {
+	if l.limit.admit(len(l.buf) + l.cut + end) {
+		line := l.buf
+		if l.cut == 0 && end > 0 {
+			line = bytes.TrimSuffix(line, []byte{'\r'})
+		}
+		fields := []zap.Field{zap.String("stream", l.stream), lineField(line)}
+		if l.cut > 0 {
+			fields = append(fields, zap.Int("cut_bytes", l.cut))
+		}
+		l.log.Info("gateway output", fields...)
+	}
+	l.buf, l.cut = l.buf[:0], 0
+}
+
+func (l *lineLogger) flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.buf) > 0 || l.cut > 0 {
+		l.emit(0)
+	}
+}
+
+// lineField is the line as a field that gives back its exact bytes:
+//
+//   - "line": the text itself, when it is valid UTF-8;
+//   - "line_escaped": the text with each byte that is not valid UTF-8 as
+//     \xNN and each backslash as \\ (Python's codecs.escape_decode, or
+//     strconv.Unquote inside double quotes, gives the bytes back);
+//   - "line_base85": the bytes in base85 (RFC 1924's alphabet, Python's
+//     base64.b85encode/b85decode), 5 characters per 4 bytes, for output
+//     that either text form would blow up (a JSON encoder writes a control
+//     byte as 6, an escaped byte as 5).
+//
+// A text form is kept while it costs at most as much as base85 plus
+// textSlack, so that a line of text with a stray byte stays readable; costs
+// are counted as the JSON encoder and termtext.Encoder write them. A line
+// of n bytes thus costs at most 1.25n + textSlack + 1 log bytes, plus its
+// entry's own.
+func lineField(p []byte) zap.Field {
+	text, escaped, valid := textCosts(p)
+	b85 := base85Len(len(p))
+	switch {
+	case valid && text <= b85+textSlack:
+		return zap.ByteString("line", p)
+	case !valid && escaped <= b85+textSlack:
+		return zap.String("line_escaped", string(escapeInvalid(p)))
+	}
+	return zap.String("line_base85", string(base85(p)))
+}
+
+// textSlack is how many log bytes more than base85 a line may cost to stay
+// text: about two escaped bytes.
+const textSlack = 10
+
+// textCosts returns how many bytes p takes in a JSON log line as text and
+// in its escaped form, and whether it is valid UTF-8 at all.
+func textCosts(p []byte) (text, escaped int, valid bool) {
+	valid = true
+	for i := 0; i < len(p); {
+		c := p[i]
+		if c < utf8.RuneSelf {
+			n := 1
+			switch {
+			case c == '"', c == '\t', c == '\r':
+				n = 2
+			case c == '\\':
+				text, escaped = text+2, escaped+4
+				i++
+				continue
+			case c < ' ', c == 0x7f:
+				n = 6
+			}
+			text, escaped = text+n, escaped+n
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(p[i:])
+		n := size
+		switch {
+		case r == utf8.RuneError && size == 1:
+			valid = false
+			escaped += 5 // `\\xff` once JSON has escaped its backslash
+			i++
+			continue
+		case !strconv.IsGraphic(r) && r > 0xffff:
+			n = 12 // a surrogate pair of \u escapes
+		case !strconv.IsGraphic(r):
+			n = 6
+		}
+		text, escaped = text+n, escaped+n
+		i += size
+	}
+	return text, escaped, valid
+}
+
+// escapeInvalid writes each byte of p that is not valid UTF-8 as \xNN and
+// each backslash as \\, leaving the rest for the encoder to escape as it
+// escapes any text.
+func escapeInvalid(p []byte) []byte {
+	const hex = "0123456789abcdef"
+	out := make([]byte, 0, len(p)+len(p)/8)
+	for i := 0; i < len(p); {
+		r, size := utf8.DecodeRune(p[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			out = append(out, '\\', 'x', hex[p[i]>>4], hex[p[i]&0xf])
+		case r == '\\':
+			out = append(out, '\\', '\\')
+		default:
+			out = append(out, p[i:i+size]...)
+		}
+		i += size
+	}
+	return out
+}
+
+// base85Alphabet is RFC 1924's, which Python's base64.b85encode and git use:
+// no quote, backslash or apostrophe, so nothing in it is escaped again.
+const base85Alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~"
+
+// base85Len is the length of base85(p) for len(p) == n.
+func base85Len(n int) int {
+	l := n / 4 * 5
+	if r := n % 4; r > 0 {
+		l += r + 1
+	}
+	return l
+}
+
+// base85 encodes p as Python's base64.b85encode(p) (unpadded): each 4
+// bytes, big-endian, as 5 digits; a last group of k bytes as k+1.
+func base85(p []byte) []byte {
+	out := make([]byte, 0, base85Len(len(p)))
+	for len(p) > 0 {
+		var group [4]byte
+		k := copy(group[:], p)
+		p = p[k:]
+		v := uint32(group[0])<<24 | uint32(group[1])<<16 | uint32(group[2])<<8 | uint32(group[3])
+		var digits [5]byte
+		for i := 4; i >= 0; i-- {
+			digits[i] = base85Alphabet[v%85]
+			v /= 85
+		}
+		out = append(out, digits[:k+1]...)
+	}
+	return out
+}
+
+// outputLimit is journald's rate limit for one gateway: at most burst
+// lines per interval, the first line after an interval has passed opening
+// the next. What it drops is counted and reported in one line: when the
+// interval ends (by the clock's timer) and when the output ends.
+type outputLimit struct {
+	log      *zap.Logger
+	clock    Clock
+	burst    int
+	interval time.Duration
+
+	mu      sync.Mutex
+	begun   time.Time // the current interval's start; zero before the first line
+	logged  int       // lines logged in the current interval
+	lines   int       // suppressed and not yet reported
+	bytes   int64
+	pending bool          // a timer reports at the interval's end
+	stop    chan struct{} // closed by close: no timer waits any longer
+	closed  bool
+}
+
+// newOutputLimit returns the limit, or nil (no limit) when burst or
+// interval is not positive, as journald turns it off for either 0.
+func newOutputLimit(log *zap.Logger, clock Clock, burst int, interval time.Duration) *outputLimit {
+	if burst <= 0 || interval <= 0 {
+		return nil
+	}
+	return &outputLimit{log: log, clock: clock, burst: burst, interval: interval, stop: make(chan struct{})}
+}
+
+// admit reports whether a line of size bytes (as the gateway wrote it)
+// may be logged, and counts it if not.
+func (o *outputLimit) admit(size int) bool {
+	if o == nil {
+		return true
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	now := o.clock.Now()
+	if o.begun.IsZero() || now.Sub(o.begun) >= o.interval || now.Before(o.begun) {
+		o.report()
+		o.begun, o.logged = now, 0
+	}
+	if o.logged < o.burst {
+		o.logged++
+		return true
+	}
+	o.lines++
+	o.bytes += int64(size)
+	if !o.pending && !o.closed {
+		o.pending = true
+		go o.reportAfter(o.begun.Add(o.interval).Sub(now))
+	}
+	return false
+}
+
+// reportAfter reports what was suppressed once d has passed: a flood that
+// stops is counted at the end of its interval, not at the next line.
+func (o *outputLimit) reportAfter(d time.Duration) {
+	t := o.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+	case <-o.stop:
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.pending = false
+	o.report()
+}
+
+// close reports what is left: the gateway's output has ended.
+func (o *outputLimit) close() {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.closed {
+		o.closed = true
+		close(o.stop)
+	}
+	o.report()
+}
+
+// report logs what was suppressed since the last report, if anything;
+// o.mu is held, so that two reports never count a line twice.
+func (o *outputLimit) report() {
+	if o.lines == 0 {
+		return
+	}
+	o.log.Warn(fmt.Sprintf("suppressed %d lines, %d bytes of gateway output", o.lines, o.bytes),
+		zap.Int("lines", o.lines), zap.Int64("bytes", o.bytes),
+		zap.Int("burst", o.burst), zap.Duration("interval", o.interval))
+	o.lines, o.bytes = 0, 0
+}
