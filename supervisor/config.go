@@ -14,6 +14,10 @@ import (
 type Config struct {
 	// Command is the gateway's argv; Command[0] is looked up in PATH.
 	Command []string
+	// ExternalSupervisor says whether Command carries Hermes'
+	// --external-supervisor, and why (see WithExternalSupervisor); nil
+	// when nobody asked.
+	ExternalSupervisor *ExtSup
 	// Env is added to the supervisor's own environment for the child.
 	Env []string
 	// Layout names the Hermes home and lock directory the child uses.

@@ -107,6 +107,9 @@ type Status struct {
 	NonceHash string `json:"nonce_sha256,omitempty"`
 	// Command is the gateway command line the supervisor launches.
 	Command []string `json:"command,omitempty"`
+	// ExternalSupervisor says whether the command carries Hermes'
+	// --external-supervisor, and why.
+	ExternalSupervisor *ExtSup `json:"external_supervisor,omitempty"`
 	// Source says where the answer came from: the live "endpoint", or the
 	// "state-file" a supervisor left behind.
 	Source string `json:"source"`
@@ -167,6 +170,9 @@ func (s *Status) WriteText(w io.Writer, now time.Time) error {
 		}
 	} else {
 		b.WriteString("gateway:    not running\n")
+	}
+	if e := s.ExternalSupervisor; e != nil {
+		fmt.Fprintf(&b, "--external-supervisor: %s\n", q(e.Why))
 	}
 	fmt.Fprintf(&b, "restarts:   %d\n", s.Restarts)
 	if e := s.LastExit; e != nil {

@@ -154,6 +154,7 @@ func (s *Supervisor) snapshot() *Status {
 		StartupError: s.startupError,
 		Command:      slices.Clone(s.cfg.Command),
 	}
+	st.ExternalSupervisor = s.cfg.ExternalSupervisor
 	st.Supervisor.PID, st.Supervisor.StartTime, st.Supervisor.Argv = s.self.PID, s.self.StartTime, s.self.Argv
 	if s.child != nil {
 		c := *s.child

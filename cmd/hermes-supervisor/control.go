@@ -27,22 +27,41 @@ const (
 )
 
 func newStatusCmd(g *globals) *cobra.Command {
-	var asJSON bool
+	var asJSON, all bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
-		Use:   "status [--json]",
+		Use:   "status [--json] [--all]",
 		Short: "Show the supervisor's state (exit 0 running, 3 not running, 4 unknown)",
 		Long: `Status asks the running supervisor over its control endpoint and, when none
 answers, reads the state file the last supervisor left in the Hermes home.
 
 Exit status follows LSB: 0 when a supervisor is keeping the gateway up
 (starting, running, backoff, stopping), 3 when none runs or it is stopped or
-failed, 4 when the state cannot be determined.`,
+failed, 4 when the state cannot be determined.
+
+With --all it shows every home under the root (the root home and each
+profile in <root>/profiles) in one table: its supervisor's state, what Hermes
+would say of its gateway (running, served by the multiplexer, stopped,
+parked, deleted), its service definition and its last exit; the exit status
+is the worst of them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			layout, err := g.layout()
 			if err != nil {
 				return &exitError{code: statusUnknown, err: err}
+			}
+			if all {
+				rows, code := statusAll(cmd.Context(), layout, timeout)
+				sortRows(rows)
+				if asJSON {
+					err = writeJSON(cmd.OutOrStdout(), rows)
+				} else {
+					err = writeStatusAll(cmd.OutOrStdout(), rows)
+				}
+				if err != nil || code == statusRunning {
+					return err
+				}
+				return &exitError{code: code}
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
@@ -63,7 +82,8 @@ failed, 4 when the state cannot be determined.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
-	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "how long to wait for the supervisor's answer")
+	cmd.Flags().BoolVar(&all, "all", false, "show every Hermes home under the root: the root home and each profile")
+	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "how long to wait for the supervisor's answer (with --all: each supervisor's)")
 	return cmd
 }
 

@@ -21,6 +21,7 @@ import (
 type globals struct {
 	getenv     func(string) string
 	home       string
+	profile    string
 	lockDir    string
 	configPath string
 	logFormat  string
@@ -39,6 +40,7 @@ func newRoot(getenv func(string) string) *cobra.Command {
 	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.home, "home", "", "Hermes home (default $HERMES_HOME, else ~/.hermes)")
+	pf.StringVarP(&g.profile, "profile", "p", "", "Hermes profile: <root>/profiles/NAME, as `hermes -p NAME` (\"default\": the root home); the root is ~/.hermes, or $HERMES_HOME's grandparent when it is <root>/profiles/<name>")
 	pf.StringVar(&g.lockDir, "lock-dir", "", "scoped lock directory (default $HERMES_GATEWAY_LOCK_DIR, else $XDG_STATE_HOME/hermes/gateway-locks)")
 	pf.StringVar(&g.configPath, "config", "", "JSON config file (default $HERMES_SUPERVISOR_CONFIG, else <home>/hermes-supervisor.json if present)")
 	pf.StringVar(&g.logFormat, "log-format", "", "log format: console or json (default console)")
@@ -93,10 +95,22 @@ func (g *globals) layout() (lockstore.Layout, error) {
 		}
 		home = h
 	}
+	if g.profile != "" {
+		ph, err := g.profileHome(home)
+		if err != nil {
+			return lockstore.Layout{}, err
+		}
+		home = ph
+	}
 	if err := g.loadConfig(home); err != nil {
 		return lockstore.Layout{}, err
 	}
-	if g.home == "" && g.getenv("HERMES_HOME") == "" && g.file.Home != "" {
+	if g.profile != "" && g.file.Home != "" {
+		if err := agreeHome(home, g.file.Home, fmt.Sprintf("config file %s, key \"home\",", g.file.Path)); err != nil {
+			return lockstore.Layout{}, fmt.Errorf("--profile %s: %w", g.profile, err)
+		}
+	}
+	if g.home == "" && g.profile == "" && g.getenv("HERMES_HOME") == "" && g.file.Home != "" {
 		home = g.file.Home
 	}
 	lockDir := g.lockDir

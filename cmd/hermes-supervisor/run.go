@@ -17,6 +17,7 @@ import (
 	"gopkg.in/natefinch/lumberjack.v2"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/demogateway"
+	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/platform/ctlsock"
 	"github.com/hermes-agent/hermes-supervisor/platform/proctree"
 	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
@@ -27,9 +28,11 @@ import (
 	"github.com/hermes-agent/hermes-supervisor/supervisor"
 )
 
-// defaultGateway is Hermes' gateway, without --external-supervisor: a
-// Hermes older than the flag rejects it and never runs. The supervisor
-// passes HERMES_GATEWAY_EXTERNAL_SUPERVISOR=1, which the flag only sets.
+// defaultGateway is Hermes' gateway of a root home (gatewayArgv adds a
+// named profile's -p), without --external-supervisor: a Hermes older
+// than the flag rejects it and never runs, so `run` adds it only where
+// the installed Hermes lists it (supervisor.WithExternalSupervisor). The
+// supervisor also passes HERMES_GATEWAY_EXTERNAL_SUPERVISOR=1.
 var defaultGateway = []string{"hermes", "gateway", "run"}
 
 type runFlags struct {
@@ -157,7 +160,7 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 		also = append(also, scm.Notify)
 	}
 	cfg.Notify, cfg.OnTransition = serviceNotifier(log, also...)
-	if cfg.Command, err = gatewayCommand(g, f, args, log); err != nil {
+	if cfg.Command, err = gatewayCommand(g, f, args, layout.Home, log); err != nil {
 		return err
 	}
 	// Everything that can be refused is refused before anything is
@@ -215,14 +218,35 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 		log.Warn("cannot become a child subreaper: an orphan of the gateway's tree is found only while its parent lives", zap.Error(err))
 	}
 	prober := procstate.NewProber(procstate.Options{StartTolerance: -1})
-	sup, err := supervisor.New(cfg, log, supervisor.SystemClock{}, prober)
+	// Asking the installed Hermes whether it takes --external-supervisor
+	// costs a Python start-up: under the Windows service manager it is
+	// done once the service has reported in, not before.
+	newSup := func(ctx context.Context) (*supervisor.Supervisor, error) {
+		if supervisor.IsHermesGateway(cfg.Command) {
+			argv, ext := supervisor.WithExternalSupervisor(ctx, cfg.Command, cfg.Env, layout.Home)
+			cfg.Command, cfg.ExternalSupervisor = argv, &ext
+			log.Info("--external-supervisor "+ext.Why, zap.Bool("passed", ext.Passed))
+		}
+		sup, err := supervisor.New(cfg, log, supervisor.SystemClock{}, prober)
+		if err != nil {
+			return nil, err
+		}
+		log.Info("supervising", zap.Strings("command", cfg.Command), zap.String("home", layout.Home),
+			zap.String("lock_dir", layout.LockDir), zap.String("control", cfg.ControlAddress))
+		return sup, nil
+	}
+	if f.asService {
+		return service.RunAsService(service.NameFor(lockstore.ServiceSuffix(layout.Home)), cfg.StopTimeout, scm, func(ctx context.Context) error {
+			sup, err := newSup(ctx)
+			if err != nil {
+				return err
+			}
+			return sup.Run(ctx)
+		})
+	}
+	sup, err := newSup(cmd.Context())
 	if err != nil {
 		return err
-	}
-	log.Info("supervising", zap.Strings("command", cfg.Command), zap.String("home", layout.Home),
-		zap.String("lock_dir", layout.LockDir), zap.String("control", cfg.ControlAddress))
-	if f.asService {
-		return service.RunAsService(service.Name, cfg.StopTimeout, scm, sup.Run)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), signals.Shutdown()...)
 	defer stop()
@@ -323,7 +347,7 @@ func ownWatchdog(getenv func(string) string, pid int) time.Duration {
 	return time.Duration(usec) * time.Microsecond / 2
 }
 
-func gatewayCommand(g *globals, f *runFlags, args []string, log *zap.Logger) ([]string, error) {
+func gatewayCommand(g *globals, f *runFlags, args []string, home string, log *zap.Logger) ([]string, error) {
 	switch {
 	case len(args) > 0:
 		if f.demo {
@@ -335,7 +359,8 @@ func gatewayCommand(g *globals, f *runFlags, args []string, log *zap.Logger) ([]
 	case len(g.file.Command) > 0:
 		return g.file.Command, nil
 	}
-	if _, err := exec.LookPath(defaultGateway[0]); err != nil {
+	gw := gatewayArgv(home)
+	if _, err := exec.LookPath(gw[0]); err != nil {
 		if f.asService {
 			// Nobody reads a service's stderr: a demo there would pass
 			// for a working gateway.
@@ -345,7 +370,7 @@ func gatewayCommand(g *globals, f *runFlags, args []string, log *zap.Logger) ([]
 		log.Warn("hermes is not on PATH; running the built-in demo gateway instead (pass --demo to say so, or -- COMMAND to run another)")
 		return demoCommand()
 	}
-	return defaultGateway, nil
+	return gw, nil
 }
 
 func demoCommand() ([]string, error) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/platform/service"
 	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
 	"github.com/hermes-agent/hermes-supervisor/supervisor"
@@ -22,6 +23,7 @@ import (
 // serviceFlags are the flags of install, uninstall, start and stop.
 type serviceFlags struct {
 	user, system, dryRun, migrate, demo bool
+	force                               bool
 	stopTimeout, wait                   time.Duration
 	watchdog                            time.Duration
 }
@@ -40,6 +42,7 @@ func (f *serviceFlags) register(cmd *cobra.Command, install, wait bool) {
 	if install {
 		fl.BoolVar(&f.migrate, "migrate", false, "also stop and disable Hermes' own gateway unit or agent for this user")
 		fl.BoolVar(&f.demo, "demo", false, "have the service supervise the built-in demo gateway (to try it out)")
+		fl.BoolVar(&f.force, "force", false, "install for a profile even while the root home's gateway serves it as Hermes' multiplexer")
 		fl.DurationVar(&f.stopTimeout, "stop-timeout", supervisor.DefaultStopTimeout, "the supervisor's stop timeout; the service manager waits 15 s longer before it kills")
 		fl.DurationVar(&f.watchdog, "watchdog", 0, "systemd: WatchdogSec= of our unit; the supervisor pings from its state machine and a stuck one is restarted (0: none)")
 	}
@@ -154,7 +157,10 @@ gateway too: install warns about it, and with --migrate stops and disables it.
 Under sudo, --system installs for the user who ran sudo: the service runs as
 that user, with their Hermes home, lock directory and login PATH.`,
 		func(m service.Manager, sg *globals, c service.Config, f *serviceFlags) (service.Plan, error) {
-			argv, err := gatewayFound(sg, f, c.Path)
+			if err := refuseServed(context.Background(), c, f); err != nil {
+				return service.Plan{}, err
+			}
+			argv, err := gatewayFound(sg, f, c)
 			if err != nil {
 				return service.Plan{}, err
 			}
@@ -273,7 +279,7 @@ func serviceConfig(ctx context.Context, g *globals, f *serviceFlags) (*globals, 
 	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = resolved
 	}
-	c := service.Config{Exe: exe, Home: layout.Home, LockDir: layout.LockDir, System: f.system,
+	c := service.Config{Exe: exe, Home: layout.Home, Suffix: lockstore.ServiceSuffix(layout.Home), LockDir: layout.LockDir, System: f.system,
 		StopTimeout: f.stopTimeout, UID: os.Getuid(), Path: sg.getenv("PATH"), Demo: f.demo, Wait: f.wait, Watchdog: f.watchdog}
 	// launchd cannot tell when the gateway is ready; the supervisor can.
 	c.Ready = func(ctx context.Context) error {
@@ -372,11 +378,11 @@ func origins(g *globals, acct *service.Account) service.Origins {
 // the default gateway command with hermes resolved on the service's PATH
 // (under sudo ours is sudo's secure_path), for the service to pin; nil
 // for the demo and for a config file's command, which stays the file's.
-func gatewayFound(g *globals, f *serviceFlags, path string) ([]string, error) {
+func gatewayFound(g *globals, f *serviceFlags, c service.Config) ([]string, error) {
 	if f.demo || len(g.file.Command) > 0 {
 		return nil, nil
 	}
-	argv, err := service.ResolveCommand(defaultGateway, path)
+	argv, err := service.ResolveCommand(gatewayArgv(c.Home), c.Path)
 	switch {
 	case errors.Is(err, service.ErrNoGateway):
 		return nil, errors.New("hermes is not on PATH, so the service would run the demo gateway: install Hermes (or put it on PATH), set \"command\" in the config file, or pass --demo to install the demo on purpose")

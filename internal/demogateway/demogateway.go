@@ -66,6 +66,7 @@ type options struct {
 	naive          bool
 	noStartTime    bool
 	hangAfter      time.Duration
+	serve          string
 }
 
 // hermesWords drops what `hermes [-p X] gateway [run|restart]` puts before
@@ -76,7 +77,7 @@ func hermesWords(args []string) []string {
 		case a == "-p" || a == "--profile":
 			args = args[min(2, len(args)):]
 		case strings.HasPrefix(a, "-p=") || strings.HasPrefix(a, "--profile="),
-			a == "gateway", a == "run", a == "restart":
+			a == "gateway", a == "run", a == "restart", a == "--external-supervisor":
 			args = args[1:]
 		default:
 			return args
@@ -105,6 +106,7 @@ func Main(args []string, getenv func(string) string, stderr io.Writer) int {
 	fs.BoolVar(&o.sleepForever, "sleep", false, "only block until killed (used for the grandchild)")
 	fs.DurationVar(&o.hangAfter, "hang-after", 0, "hang (stop pinging and block) this long after running, to show hang detection; also "+EnvHang)
 	fs.BoolVar(&o.noStartTime, "no-start-time", false, "record no start_time, as a Hermes that cannot read its own (psutil missing) writes null")
+	fs.StringVar(&o.serve, "serve", "", "comma-separated profiles to list as served_profiles in gateway_state.json, as Hermes' multiplexer does")
 	fs.BoolVar(&o.naive, "naive", false, "judge files as naive gateways do (refuse while gateway.pid exists), to show a flap loop")
 	if err := fs.Parse(hermesWords(args)); err != nil {
 		return 2
@@ -428,6 +430,9 @@ func (g *gateway) writeState(state string, reason *string) {
 			m["exit_reason"] = nil
 		}
 		m["platforms"] = map[string]any{"demo": map[string]any{"state": "connected"}}
+		if g.o.serve != "" {
+			m["served_profiles"] = strings.Split(g.o.serve, ",")
+		}
 	})
 	if err != nil {
 		g.say("write gateway_state.json: %v", err)

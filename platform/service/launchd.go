@@ -36,7 +36,7 @@ func launchdDir(c Config) string {
 
 // PlistPath is where the agent's definition goes.
 func (Launchd) PlistPath(c Config) string {
-	return filepath.Join(launchdDir(c), Label+".plist")
+	return filepath.Join(launchdDir(c), c.label()+".plist")
 }
 
 // LogDir is where launchd sends the supervisor's output.
@@ -66,7 +66,7 @@ func (l Launchd) Plist(c Config) ([]byte, error) {
 	key := func(k string) { fmt.Fprintf(&b, "\t<key>%s</key>\n", k) }
 	str := func(indent, v string) { fmt.Fprintf(&b, "%s<string>%s</string>\n", indent, xmlEscape(v)) }
 	key("Label")
-	str("\t", Label)
+	str("\t", c.label())
 	key("ProgramArguments")
 	b.WriteString("\t<array>\n")
 	// The gateway's command is not pinned here: `run` chooses it (and the
@@ -76,7 +76,7 @@ func (l Launchd) Plist(c Config) ([]byte, error) {
 		// launchd never rotates StandardOutPath: the supervisor writes
 		// its own log, rotated, and launchd's file keeps only what comes
 		// before logging starts.
-		args = append(args, "--log-file", filepath.Join(l.LogDir(c), "hermes-supervisor.log"))
+		args = append(args, "--log-file", filepath.Join(l.LogDir(c), c.name()+".log"))
 	}
 	for _, a := range args {
 		str("\t\t", a)
@@ -138,9 +138,9 @@ func (l Launchd) Plist(c Config) ([]byte, error) {
 	// (deploy/) leaves its log to whoever installs it.
 	if c.System || c.UserHome != "" {
 		key("StandardOutPath")
-		str("\t", filepath.Join(l.LogDir(c), "hermes-supervisor.stderr.log"))
+		str("\t", filepath.Join(l.LogDir(c), c.name()+".stderr.log"))
 		key("StandardErrorPath")
-		str("\t", filepath.Join(l.LogDir(c), "hermes-supervisor.stderr.log"))
+		str("\t", filepath.Join(l.LogDir(c), c.name()+".stderr.log"))
 	}
 	b.WriteString("</dict>\n</plist>\n")
 	return []byte(b.String()), nil
@@ -261,7 +261,7 @@ func (l Launchd) loadedDomain(ctx context.Context, c Config) string {
 	}
 	primary, other := l.sessionDomains(ctx, c.UID)
 	for _, d := range []string{primary, other} {
-		if _, err := l.output(ctx, []string{"launchctl", "print", d + "/" + Label}); err == nil {
+		if _, err := l.output(ctx, []string{"launchctl", "print", d + "/" + c.label()}); err == nil {
 			return d
 		}
 	}
@@ -305,14 +305,14 @@ func (l Launchd) Install(c Config, migrate bool) (Plan, error) {
 	// ours, read as every definition is (readDefinition).
 	old, _ := readDefinition(path)
 	gone := max(plistExitTimeOut(old), time.Duration(exitTimeOut(agentTimeouts(c)))*time.Second) + goneMargin
-	target := dom + "/" + Label
+	target := dom + "/" + c.label()
 	p.Steps = append(p.Steps, Step{Run: []string{"mkdir", "-p", l.LogDir(c)}})
 	p.write(path, 0o644, data)
 	p.run("launchctl", "enable", target)
 	p.try("launchctl", "bootout", target)
 	p.do(fmt.Sprintf("wait up to %v until `launchctl print %s` shows the old job gone, then %s (retried on errors 5 and 37); should it fail, load the old definition back",
 		gone, target, Join([]string{"launchctl", "bootstrap", dom, path})), func(ctx context.Context) error {
-		return l.load(ctx, dom, path, old, gone)
+		return l.load(ctx, c.label(), dom, path, old, gone)
 	})
 	l.waitRunning(&p, c, target)
 	return p, nil
@@ -356,7 +356,7 @@ func (l Launchd) Uninstall(c Config) (Plan, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), planTimeout)
 	defer cancel()
 	var p Plan
-	p.try("launchctl", "bootout", l.loadedDomain(ctx, c)+"/"+Label)
+	p.try("launchctl", "bootout", l.loadedDomain(ctx, c)+"/"+c.label())
 	p.remove(l.PlistPath(c))
 	return p, nil
 }
@@ -365,7 +365,7 @@ func (l Launchd) Uninstall(c Config) (Plan, error) {
 func (l Launchd) Control(c Config, verb string) (Plan, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), planTimeout)
 	defer cancel()
-	target := l.loadedDomain(ctx, c) + "/" + Label
+	target := l.loadedDomain(ctx, c) + "/" + c.label()
 	var p Plan
 	switch verb {
 	case "start":
@@ -499,7 +499,7 @@ func (l Launchd) state(ctx context.Context, target string) (agentState, error) {
 // same pid a second later" stands for it. A supervisor that exits with an
 // error ends the wait at once with its last log lines.
 func (l Launchd) waitRunning(p *Plan, c Config, target string) {
-	p.wait(c, Label+" is running and its gateway ready", func(ctx context.Context) error {
+	p.wait(c, c.label()+" is running and its gateway ready", func(ctx context.Context) error {
 		var now agentState
 		var since time.Time
 		var pid string
@@ -534,18 +534,18 @@ func (l Launchd) waitRunning(p *Plan, c Config, target string) {
 }
 
 func (l Launchd) notRunning(c Config, a agentState, after string) error {
-	log := filepath.Join(l.LogDir(c), "hermes-supervisor.log")
+	log := filepath.Join(l.LogDir(c), c.name()+".log")
 	lines := tailFile(log, 15)
 	if lines == "" {
 		// It died before it could log: launchd kept its stderr.
-		log = filepath.Join(l.LogDir(c), "hermes-supervisor.stderr.log")
+		log = filepath.Join(l.LogDir(c), c.name()+".stderr.log")
 		lines = tailFile(log, 15)
 	}
 	if lines == "" {
 		lines = "(none readable)"
 	}
 	return fmt.Errorf("%w: %s is %q (last exit code %s)%s; its last log lines:\n%s\nfix the cause (%s has more), then run `hermes-supervisor start`",
-		ErrNotRunning, Label, a.State, a.LastExit, after, lines, log)
+		ErrNotRunning, c.label(), a.State, a.LastExit, after, lines, log)
 }
 
 // output runs argv (launchctl) and returns what it printed.
@@ -582,11 +582,11 @@ func (l Launchd) waitGone(ctx context.Context, target string, bound time.Duratio
 // path. Should that fail it writes the old definition back and loads it,
 // so that a failed reinstall leaves the agent as it was, never unloaded
 // until the next login; the error says which definition is loaded.
-func (l Launchd) load(ctx context.Context, dom, path string, old []byte, gone time.Duration) error {
-	target := dom + "/" + Label
+func (l Launchd) load(ctx context.Context, label, dom, path string, old []byte, gone time.Duration) error {
+	target := dom + "/" + label
 	err := l.waitGone(ctx, target, gone)
 	if err == nil {
-		err = l.bootstrap(ctx, dom, path, gone)
+		err = l.bootstrap(ctx, label, dom, path, gone)
 	}
 	if err == nil {
 		return nil
@@ -600,7 +600,7 @@ func (l Launchd) load(ctx context.Context, dom, path string, old []byte, gone ti
 	if _, perr := l.output(ctx, []string{"launchctl", "print", target}); perr == nil {
 		return fmt.Errorf("%w: the old job is still loaded and its definition is back at %s: once `launchctl print %s` no longer finds it, run `launchctl bootstrap %s %s` or `hermes-supervisor install` again", err, path, target, dom, path)
 	}
-	if berr := l.bootstrap(ctx, dom, path, gone); berr != nil {
+	if berr := l.bootstrap(ctx, label, dom, path, gone); berr != nil {
 		return errors.Join(err, fmt.Errorf("loading the old definition back failed too: %w: nothing of ours is loaded; run `launchctl bootstrap %s %s`", berr, dom, path))
 	}
 	return fmt.Errorf("%w: the new definition did not load; the old one is back at %s and loaded, so the agent runs as before", err, path)
@@ -613,7 +613,7 @@ const bootstrapTries = 5
 // bootstrap loads the plist, retrying errors 5 (EIO: the old job is still
 // being torn down) and 37 (EALREADY: an operation on it is in progress),
 // after waiting for the old job to go again.
-func (l Launchd) bootstrap(ctx context.Context, dom, path string, gone time.Duration) error {
+func (l Launchd) bootstrap(ctx context.Context, label, dom, path string, gone time.Duration) error {
 	argv := []string{"launchctl", "bootstrap", dom, path}
 	var err error
 	for try := 1; try <= bootstrapTries; try++ {
@@ -626,7 +626,7 @@ func (l Launchd) bootstrap(ctx context.Context, dom, path string, gone time.Dura
 		if code := exitCode(err); code != 5 && code != 37 {
 			return err
 		}
-		if werr := l.waitGone(ctx, dom+"/"+Label, gone); werr != nil {
+		if werr := l.waitGone(ctx, dom+"/"+label, gone); werr != nil {
 			return errors.Join(err, werr)
 		}
 		select {

@@ -33,6 +33,10 @@ type Config struct {
 	Exe string
 	// Home is the Hermes home the service supervises.
 	Home string
+	// Suffix tells this home's service apart from other profiles' (see
+	// NameFor): the profile name of a named profile's home, "" for a root
+	// home.
+	Suffix string
 	// LockDir is the scoped lock directory; empty means Hermes' default.
 	LockDir string
 	// System installs for the whole machine instead of the current user.
@@ -94,7 +98,7 @@ func (c Config) Validate(perUserDir bool) error {
 	case c.StopTimeout <= 0:
 		return errors.New("service: stop timeout must be positive")
 	}
-	return nil
+	return c.checkSuffix()
 }
 
 // stopGrace is how much longer than the supervisor's own stop timeout the

@@ -29,7 +29,7 @@ type Systemd struct {
 
 // UnitPath is where the unit goes: the user's unit dir or /etc.
 func (Systemd) UnitPath(c Config) string {
-	return filepath.Join(systemdUnitDir(c), Name+".service")
+	return filepath.Join(systemdUnitDir(c), c.name()+".service")
 }
 
 func systemdUnitDir(c Config) string {
@@ -172,7 +172,7 @@ func (s Systemd) Install(c Config, migrate bool) (Plan, error) {
 	p.noteOrigins(c)
 	p.write(s.UnitPath(c), 0o644, unit)
 	p.run(s.systemctl(c, "daemon-reload")...)
-	p.run(s.systemctl(c, "enable", Name+".service")...)
+	p.run(s.systemctl(c, "enable", c.name()+".service")...)
 	s.startAndWait(&p, c, "restart")
 	if !c.System && !lingering(c) {
 		p.Notes = append(p.Notes, "a user service stops at logout unless lingering is on: loginctl enable-linger")
@@ -186,7 +186,7 @@ func (s Systemd) Uninstall(c Config) (Plan, error) {
 		return Plan{}, err
 	}
 	var p Plan
-	p.try(s.systemctl(c, "disable", "--now", Name+".service")...)
+	p.try(s.systemctl(c, "disable", "--now", c.name()+".service")...)
 	p.remove(s.UnitPath(c))
 	p.run(s.systemctl(c, "daemon-reload")...)
 	return p, nil
@@ -199,7 +199,7 @@ func (s Systemd) Control(c Config, verb string) (Plan, error) {
 	case "start", "restart":
 		s.startAndWait(&p, c, verb)
 	case "stop":
-		p.run(s.systemctl(c, "stop", Name+".service")...)
+		p.run(s.systemctl(c, "stop", c.name()+".service")...)
 	default:
 		return p, fmt.Errorf("service: unknown action %q: use start, stop or restart", verb)
 	}
@@ -267,9 +267,9 @@ func (s Systemd) output(ctx context.Context, argv []string) ([]byte, error) {
 }
 
 func (s Systemd) state(ctx context.Context, c Config) (unitState, error) {
-	out, err := s.output(ctx, s.systemctl(c, "show", "--property=ActiveState,SubState,Result,StatusText,InvocationID,ExecMainPID", Name+".service"))
+	out, err := s.output(ctx, s.systemctl(c, "show", "--property=ActiveState,SubState,Result,StatusText,InvocationID,ExecMainPID", c.name()+".service"))
 	if err != nil {
-		return unitState{}, fmt.Errorf("systemctl show %s: %w", Name, err)
+		return unitState{}, fmt.Errorf("systemctl show %s: %w", c.name(), err)
 	}
 	var u unitState
 	for _, line := range strings.Split(string(out), "\n") {
@@ -302,11 +302,11 @@ func (s Systemd) state(ctx context.Context, c Config) (unitState, error) {
 func (s Systemd) startAndWait(p *Plan, c Config, verb string) {
 	var before unitState
 	if c.Wait > 0 {
-		p.Steps = append(p.Steps, Step{What: "note which run of " + Name + ".service is current", MayFail: true,
+		p.Steps = append(p.Steps, Step{What: "note which run of " + c.name() + ".service is current", MayFail: true,
 			Do: func(ctx context.Context) (err error) { before, err = s.state(ctx, c); return err }})
 	}
-	p.run(s.systemctl(c, verb, "--no-block", Name+".service")...)
-	p.wait(c, Name+".service is active (the gateway runs)", func(ctx context.Context) error {
+	p.run(s.systemctl(c, verb, "--no-block", c.name()+".service")...)
+	p.wait(c, c.name()+".service is active (the gateway runs)", func(ctx context.Context) error {
 		var now unitState
 		err := poll(ctx, 100*time.Millisecond, func() (bool, error) {
 			var err error
@@ -335,9 +335,9 @@ func (s Systemd) startAndWait(p *Plan, c Config, verb string) {
 // notRunning builds the error for a unit that did not come up: its state,
 // its last journal lines, and what to do.
 func (s Systemd) notRunning(ctx context.Context, c Config, u unitState, after string) error {
-	journal := []string{"journalctl", "--no-pager", "-n", "15", "-o", "short-iso", "-u", Name + ".service"}
+	journal := []string{"journalctl", "--no-pager", "-n", "15", "-o", "short-iso", "-u", c.name() + ".service"}
 	if !c.System {
-		journal = []string{"journalctl", "--no-pager", "-n", "15", "-o", "short-iso", "--user-unit", Name + ".service"}
+		journal = []string{"journalctl", "--no-pager", "-n", "15", "-o", "short-iso", "--user-unit", c.name() + ".service"}
 	}
 	if u.MainPID > 0 {
 		// The failed run's own last words (why it could not start) reach
@@ -362,7 +362,7 @@ func (s Systemd) notRunning(ctx context.Context, c Config, u unitState, after st
 		logs = lastLines(string(out), 15)
 	}
 	return fmt.Errorf("%w: %s.service is %s%s; its last log lines:\n%s\nfix the cause (`%s` shows more), then run `hermes-supervisor start`",
-		ErrNotRunning, Name, u, after, logs, Join(append(journal[:1], journal[len(journal)-2:]...)))
+		ErrNotRunning, c.name(), u, after, logs, Join(append(journal[:1], journal[len(journal)-2:]...)))
 }
 
 // systemdArgs joins a command line for ExecStart=.
