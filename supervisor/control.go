@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -253,7 +254,7 @@ func Call(ctx context.Context, addr, verb string) (Response, error) {
 // permission denied (os.ErrPermission), one of which is returned if no
 // address answered.
 func CallHome(ctx context.Context, home, verb string) (Response, error) {
-	addrs := ctlsock.Addresses(home)
+	addrs := homeAddresses(home)
 	var refused error
 	for _, a := range addrs {
 		resp, err := Call(ctx, a, verb)
@@ -273,6 +274,23 @@ func CallHome(ctx context.Context, home, verb string) (Response, error) {
 		return Response{}, refused
 	}
 	return Response{}, fmt.Errorf("dial %s: %w", strings.Join(addrs, ", "), ctlsock.ErrNoEndpoint)
+}
+
+// homeAddresses lists every address a supervisor of home may listen at:
+// home's own, then those of the directory it resolves to. A supervisor
+// listens where its resolved home says, and a long link and its short
+// target give different addresses. Each is still dialled with the peer
+// check, so a link names no supervisor we would not believe anyway.
+func homeAddresses(home string) []string {
+	addrs := ctlsock.Addresses(home)
+	if r, err := filepath.EvalSymlinks(home); err == nil {
+		for _, a := range ctlsock.Addresses(r) {
+			if !slices.Contains(addrs, a) {
+				addrs = append(addrs, a)
+			}
+		}
+	}
+	return addrs
 }
 
 func call(ctx context.Context, addr, verb string) (Response, error) {

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
-	"github.com/hermes-agent/hermes-supervisor/platform/ctlsock"
 )
 
 // TestRunRefusesForeignPathWith78 replays issue 23 items 5 and 7 at the
@@ -149,25 +148,5 @@ func mkdirChmod(t *testing.T, p string, mode os.FileMode) {
 	}
 	if err := os.Chmod(p, mode); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// TestControlAddressOfLinkedHome: a client given the home as a link must
-// find the supervisor that resolved it. A socket inside the home is made
-// in the target (the link reaches it); an address away from the home
-// (a long home's) is the one the link's own path gives.
-func TestControlAddressOfLinkedHome(t *testing.T) {
-	long := "/" + strings.Repeat("l", 120)
-	tests := []struct {
-		asked, resolved, want string
-	}{
-		{"/home/ann/.hermes", "/data/ann/hermes", "/data/ann/hermes/hermes-supervisor.sock"},
-		{"/home/ann/.hermes", "/home/ann/.hermes", "/home/ann/.hermes/hermes-supervisor.sock"},
-		{long, "/data/ann/hermes", ctlsock.Address(long)},
-	}
-	for _, tt := range tests {
-		if got := controlAddress(tt.asked, tt.resolved); got != tt.want {
-			t.Errorf("controlAddress(%q, %q) = %q, want %q", tt.asked, tt.resolved, got, tt.want)
-		}
 	}
 }

@@ -191,7 +191,9 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 		return permanent(err)
 	}
 	cfg.Layout = layout
-	cfg.ControlAddress = controlAddress(asked, layout.Home)
+	// A supervisor listens where its resolved home says; a client given
+	// the link tries that address too (supervisor.CallHome).
+	cfg.ControlAddress = ctlsock.Address(layout.Home)
 	cfg.Env = append(g.file.Env, "HERMES_HOME="+layout.Home, "HERMES_GATEWAY_LOCK_DIR="+layout.LockDir, "HERMES_SUPERVISED_CHILD=1")
 
 	// Where systemd delegated a cgroup to us (the unit's Delegate=yes), each
@@ -261,19 +263,6 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 		}()
 	}
 	return sup.Run(ctx)
-}
-
-// controlAddress is the address clients compute from the home as they
-// were given it (status, stop and a service's definition name the link,
-// not its target), so that they find this supervisor. An address inside
-// the home moves into the resolved home, whose socket directory is a real
-// one of ours; the path through the link still reaches it.
-func controlAddress(asked, resolved string) string {
-	addr := ctlsock.Address(asked)
-	if filepath.Dir(addr) == filepath.Clean(asked) {
-		return filepath.Join(resolved, filepath.Base(addr))
-	}
-	return addr
 }
 
 // exitConfig is EX_CONFIG: a refusal no restart can fix. The service
