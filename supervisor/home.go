@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -129,6 +130,12 @@ func prepareDir(path, flag string) (string, error) {
 	case errors.Is(err, syscall.ENOTDIR):
 		return "", &notDirError{path: path, flag: flag}
 	case errors.Is(err, fs.ErrPermission):
+		// A component above the directory names itself in err; the
+		// line names the directory asked for too.
+		var pe *fs.PathError
+		if errors.As(err, &pe) && filepath.Clean(pe.Path) != filepath.Clean(path) {
+			err = fmt.Errorf("%s: %w", path, err)
+		}
 		return "", fmt.Errorf("%w: fix its permissions, run as its owner, or pass %s to another directory", err, flag)
 	case err != nil:
 		return "", fmt.Errorf("%w: pass %s to a directory you may write", err, flag)
