@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/hermes-agent/hermes-supervisor/platform/service"
 	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
@@ -159,6 +160,20 @@ that user, with their Hermes home, lock directory and login PATH.`,
 				return service.Plan{}, err
 			}
 			c.Command = argv
+			if f.migrate {
+				// A gateway Hermes runs detached (its Scheduled Task's
+				// python.exe, a `hermes gateway run &`) outlives its
+				// service definition: stop it as Hermes' own stop does.
+				layout, err := sg.layout()
+				if err != nil {
+					return service.Plan{}, err
+				}
+				log, err := sg.logger(zapcore.Lock(os.Stderr), false)
+				if err != nil {
+					return service.Plan{}, err
+				}
+				c.StopHermes = supervisor.HermesStop{Layout: layout, Log: log}.StopHermes
+			}
 			if !f.dryRun {
 				if c.Password, err = service.Password(sg.getenv); err != nil {
 					return service.Plan{}, err

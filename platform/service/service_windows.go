@@ -132,6 +132,8 @@ func (m SCM) Install(c Config, migrate bool) (Plan, error) {
 			return s.Close()
 		})
 	})
+	// After our own service stopped: a gateway still running is Hermes'.
+	p.stopHermes(c, migrate)
 	p.do("let "+account+" start, stop and query the service without an elevated shell", func(context.Context) error {
 		return withService(windows.READ_CONTROL|windows.WRITE_DAC, func(s *mgr.Service) error { return grantInstaller(s.Handle, installer) })
 	})
