@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/hermes-agent/hermes-supervisor/platform"
 	"github.com/hermes-agent/hermes-supervisor/platform/service"
 	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
 	"github.com/hermes-agent/hermes-supervisor/supervisor"
@@ -78,6 +79,7 @@ func serviceCmd(g *globals, install, wait bool, use, short, long string, plan fu
 					c.Home = def.Home
 				}
 			}
+			c.StopSupervisor = stopSupervisor(c.Home)
 			p, err := plan(m, sg, c, f)
 			if err != nil {
 				return err
@@ -87,6 +89,24 @@ func serviceCmd(g *globals, install, wait bool, use, short, long string, plan fu
 	}
 	f.register(cmd, install, wait)
 	return cmd
+}
+
+// stopSupervisor asks the supervisor of home to stop over its control
+// endpoint, for a service manager that refuses to (see
+// service.Config.StopSupervisor); none listening is nothing to stop.
+func stopSupervisor(home string) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		resp, err := supervisor.CallHome(ctx, home, "stop")
+		switch {
+		case errors.Is(err, platform.ErrNoEndpoint):
+			return nil
+		case err != nil:
+			return fmt.Errorf("ask the supervisor to stop: %w", err)
+		case !resp.OK:
+			return fmt.Errorf("the supervisor refused to stop: %s", termtext.Quote(resp.Error))
+		}
+		return nil
+	}
 }
 
 // pickDefinition finds the installed service a command acts on and sets

@@ -79,6 +79,10 @@ type Config struct {
 	// Hermes' own service definitions can no longer start it again. It is
 	// set by the caller, since this package cannot read Hermes' records.
 	StopHermes func(ctx context.Context) error
+	// StopSupervisor, when set, asks the installed supervisor to stop over
+	// its control endpoint: uninstall and reinstall use it where the
+	// service manager refuses a stop (Windows, while the service starts).
+	StopSupervisor func(ctx context.Context) error
 	// Origins says where the values above came from, for the error that
 	// refuses one and for the plan's notes (see checkValues).
 	Origins Origins
