@@ -202,9 +202,9 @@ func checkPipeServer(c net.Conn) error {
 	return nil
 }
 
-// checkOwnDir accepts every directory on Windows for now: the service runs
-// as LocalSystem over the installing user's %LOCALAPPDATA%, which that user
-// owns, so an owner check would refuse the one supported setup. Running
-// the service as the installing user is issue 17; docs/security.md says why
-// it is needed.
+// checkOwnDir accepts every directory on Windows: the service runs as the
+// installing user (docs/security.md), and access there is the DACL's, not
+// the owner's (an elevated administrator's files are owned by the
+// Administrators group). Install compares the home's owner with the
+// service's account instead, where a mismatch means the wrong user's home.
 func checkOwnDir(string) error { return nil }

@@ -24,6 +24,7 @@ import (
 // serviceFlags are the flags of install, uninstall, start and stop.
 type serviceFlags struct {
 	user, system, dryRun, migrate, demo bool
+	runAsInstaller                      bool
 	stopTimeout, wait                   time.Duration
 	watchdog                            time.Duration
 }
@@ -41,6 +42,7 @@ func (f *serviceFlags) register(cmd *cobra.Command, install, wait bool) {
 	cmd.MarkFlagsMutuallyExclusive("user", "system")
 	if install {
 		fl.BoolVar(&f.migrate, "migrate", false, "also stop and disable Hermes' own gateway unit or agent for this user")
+		fl.BoolVar(&f.runAsInstaller, "run-as-installer", false, "Windows: run the service as this (elevated) account even though another account owns the Hermes home; the gateway then has this account's rights and files")
 		fl.BoolVar(&f.demo, "demo", false, "have the service supervise the built-in demo gateway (to try it out)")
 		fl.DurationVar(&f.stopTimeout, "stop-timeout", supervisor.DefaultStopTimeout, "the supervisor's stop timeout; the service manager waits 15 s longer before it kills")
 		fl.DurationVar(&f.watchdog, "watchdog", 0, "systemd: WatchdogSec= of our unit; the supervisor pings from its state machine and a stuck one is restarted (0: none)")
@@ -180,6 +182,7 @@ that user, with their Hermes home, lock directory and login PATH.`,
 				return service.Plan{}, err
 			}
 			c.Command = argv
+			c.RunAsInstaller = f.runAsInstaller
 			if f.migrate {
 				// A gateway Hermes runs detached (its Scheduled Task's
 				// python.exe, a `hermes gateway run &`) outlives its

@@ -79,6 +79,10 @@ type Config struct {
 	// Hermes' own service definitions can no longer start it again. It is
 	// set by the caller, since this package cannot read Hermes' records.
 	StopHermes func(ctx context.Context) error
+	// RunAsInstaller lets a Windows service run as the installing account
+	// although another account owns the home (an install elevated through
+	// another administrator's UAC credentials; see ErrHomeOwner).
+	RunAsInstaller bool
 	// StopSupervisor, when set, asks the installed supervisor to stop over
 	// its control endpoint: uninstall and reinstall use it where the
 	// service manager refuses a stop (Windows, while the service starts).

@@ -26,7 +26,12 @@ func New() Manager { return SCM{} }
 // service runs as the user who installs it, never as LocalSystem
 // (docs/security.md), with the home, the gateway command and the PATH
 // pinned; the control pipe also admits that user.
-type SCM struct{}
+type SCM struct {
+	// logon and owner stand in, in tests, for LogonUser and for reading
+	// the home's owner; nil means the real ones.
+	logon func(account, password string, typ uint32) error
+	owner func(path string) (string, error)
+}
 
 // shutdownBudget is how long the gateway gets to stop at system shutdown,
 // against the supervisor's usual stop timeout: Windows waits for a
@@ -62,6 +67,13 @@ func (m SCM) Install(c Config, migrate bool) (Plan, error) {
 		return Plan{}, err
 	}
 	var p Plan
+	if err := m.checkOwner(&p, c, installer, account); err != nil {
+		return Plan{}, err
+	}
+	logon := m.logon
+	if logon == nil {
+		logon = logonUser
+	}
 	startup := filepath.Join(c.UserHome, "AppData", "Roaming", "Microsoft", "Windows", "Start Menu", "Programs", "Startup")
 	tasks, entries := hermesWindowsLaunchers(c.Home, startup, nil, nil)
 	for _, task := range tasks {
@@ -90,6 +102,11 @@ func (m SCM) Install(c Config, migrate bool) (Plan, error) {
 	p.do(fmt.Sprintf("stop service %s if it runs, then create or update it: %s (automatic start, as %s)", Name, Join(append([]string{c.Exe}, args...)), account), func(ctx context.Context) error {
 		if c.Password == "" {
 			return fmt.Errorf("%w: the service runs as %s, not as LocalSystem, and the service manager needs that account's Windows password to log on as it: set %s", ErrNeedPassword, account, PasswordEnv)
+		}
+		// Checked before the service exists: a wrong password (or a PIN)
+		// otherwise fails every start with 1069.
+		if err := checkLogon(logon, account, c.Password); err != nil {
+			return err
 		}
 		return waitMarkedForDelete(ctx, markedWait, func() error { return createOrUpdate(ctx, c, args, account) })
 	})
@@ -185,6 +202,29 @@ func createOrUpdate(ctx context.Context, c Config, args []string, account string
 		}
 		return s.Close()
 	})
+}
+
+// checkOwner refuses a home that belongs to another account than the
+// service's (see checkHomeOwner); a home not created yet, or whose owner
+// cannot be read, is noted, not refused.
+func (m SCM) checkOwner(p *Plan, c Config, installer, account string) error {
+	owner := m.owner
+	if owner == nil {
+		owner = homeOwner
+	}
+	if _, err := os.Stat(c.Home); err != nil {
+		return nil
+	}
+	sid, err := owner(c.Home)
+	if err != nil {
+		p.Notes = append(p.Notes, fmt.Sprintf("could not check that %s belongs to %s: %v", c.Home, account, err))
+		return nil
+	}
+	note, err := checkHomeOwner(c.Home, sid, installer, account, isAdmin(), c.RunAsInstaller)
+	if note != "" {
+		p.Notes = append(p.Notes, note)
+	}
+	return err
 }
 
 // markedWait bounds how long a reinstall waits for a service marked for
