@@ -16,7 +16,7 @@ import (
 var ErrHomeOwner = errors.New("the Hermes home belongs to another account than the service's")
 
 // ErrLogon reports an account the service manager could not log on as.
-var ErrLogon = errors.New("Windows refused the account's password")
+var ErrLogon = errors.New("the service manager could not log on with the account's password")
 
 // administrators is the SID of BUILTIN\Administrators, which owns what an
 // elevated administrator creates (unless a policy says otherwise).
