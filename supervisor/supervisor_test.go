@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 3 && os.Args[1] == "record-start" {
 		os.Exit(recordStart(os.Args[2], os.Args[3:]))
 	}
+	if len(os.Args) > 2 && os.Args[1] == "hermes-sentinel" {
+		os.Exit(hermesSentinel(os.Args[2]))
+	}
 	testHelper(os.Args[1:])
 	os.Exit(m.Run())
 }

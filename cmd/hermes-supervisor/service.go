@@ -12,7 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hermes-agent/hermes-supervisor/platform/ctlsock"
+
 	"github.com/spf13/cobra"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/platform/service"
@@ -24,6 +27,7 @@ import (
 type serviceFlags struct {
 	user, system, dryRun, migrate, demo bool
 	force                               bool
+	runAsInstaller                      bool
 	stopTimeout, wait                   time.Duration
 	watchdog                            time.Duration
 }
@@ -41,6 +45,7 @@ func (f *serviceFlags) register(cmd *cobra.Command, install, wait bool) {
 	cmd.MarkFlagsMutuallyExclusive("user", "system")
 	if install {
 		fl.BoolVar(&f.migrate, "migrate", false, "also stop and disable Hermes' own gateway unit or agent for this user")
+		fl.BoolVar(&f.runAsInstaller, "run-as-installer", false, "Windows: run the service as this (elevated) account even though another account owns the Hermes home; the gateway then has this account's rights and files")
 		fl.BoolVar(&f.demo, "demo", false, "have the service supervise the built-in demo gateway (to try it out)")
 		fl.BoolVar(&f.force, "force", false, "install for a profile even while the root home's gateway serves it as Hermes' multiplexer")
 		fl.DurationVar(&f.stopTimeout, "stop-timeout", supervisor.DefaultStopTimeout, "the supervisor's stop timeout; the service manager waits 15 s longer before it kills")
@@ -80,6 +85,7 @@ func serviceCmd(g *globals, install, wait bool, use, short, long string, plan fu
 					c.Home = def.Home
 				}
 			}
+			c.StopSupervisor = stopSupervisor(c.Home)
 			p, err := plan(m, sg, c, f)
 			if err != nil {
 				return err
@@ -89,6 +95,24 @@ func serviceCmd(g *globals, install, wait bool, use, short, long string, plan fu
 	}
 	f.register(cmd, install, wait)
 	return cmd
+}
+
+// stopSupervisor asks the supervisor of home to stop over its control
+// endpoint, for a service manager that refuses to (see
+// service.Config.StopSupervisor); none listening is nothing to stop.
+func stopSupervisor(home string) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		resp, err := supervisor.CallHome(ctx, home, "stop")
+		switch {
+		case errors.Is(err, ctlsock.ErrNoEndpoint):
+			return nil
+		case err != nil:
+			return fmt.Errorf("ask the supervisor to stop: %w", err)
+		case !resp.OK:
+			return fmt.Errorf("the supervisor refused to stop: %s", termtext.Quote(resp.Error))
+		}
+		return nil
+	}
 }
 
 // pickDefinition finds the installed service a command acts on and sets
@@ -165,6 +189,21 @@ that user, with their Hermes home, lock directory and login PATH.`,
 				return service.Plan{}, err
 			}
 			c.Command = argv
+			c.RunAsInstaller = f.runAsInstaller
+			if f.migrate {
+				// A gateway Hermes runs detached (its Scheduled Task's
+				// python.exe, a `hermes gateway run &`) outlives its
+				// service definition: stop it as Hermes' own stop does.
+				layout, err := sg.layout()
+				if err != nil {
+					return service.Plan{}, err
+				}
+				log, err := sg.logger(zapcore.Lock(os.Stderr), false)
+				if err != nil {
+					return service.Plan{}, err
+				}
+				c.StopHermes = supervisor.HermesStop{Layout: layout, Log: log}.StopHermes
+			}
 			if !f.dryRun {
 				if c.Password, err = service.Password(sg.getenv); err != nil {
 					return service.Plan{}, err

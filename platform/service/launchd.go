@@ -290,6 +290,7 @@ func (l Launchd) Install(c Config, migrate bool) (Plan, error) {
 	for _, d := range l.hermesAgentDirs(ctx, c) {
 		l.migrateAgents(&p, c, d, migrate)
 	}
+	p.stopHermes(c, migrate)
 	if strings.HasPrefix(dom, "user/") {
 		p.Notes = append(p.Notes, fmt.Sprintf("no GUI login for uid %d (SSH, or nobody logged in at the Mac): the agent is loaded into %s, the user's background session, as Hermes does", c.UID, dom))
 	}

@@ -77,6 +77,20 @@ type Config struct {
 	// protocol (systemd has READY=1, the SCM our Running), so its waits
 	// ask the supervisor itself.
 	Ready func(ctx context.Context) error
+	// StopHermes, when set, stops the gateway Hermes itself still runs for
+	// the home (a detached `hermes gateway run`, the python.exe Hermes'
+	// Scheduled Task leaves behind): install --migrate calls it once
+	// Hermes' own service definitions can no longer start it again. It is
+	// set by the caller, since this package cannot read Hermes' records.
+	StopHermes func(ctx context.Context) error
+	// RunAsInstaller lets a Windows service run as the installing account
+	// although another account owns the home (an install elevated through
+	// another administrator's UAC credentials; see ErrHomeOwner).
+	RunAsInstaller bool
+	// StopSupervisor, when set, asks the installed supervisor to stop over
+	// its control endpoint: uninstall and reinstall use it where the
+	// service manager refuses a stop (Windows, while the service starts).
+	StopSupervisor func(ctx context.Context) error
 	// Origins says where the values above came from, for the error that
 	// refuses one and for the plan's notes (see checkValues).
 	Origins Origins
@@ -142,6 +156,15 @@ func (p *Plan) run(argv ...string) { p.Steps = append(p.Steps, Step{Run: argv}) 
 
 func (p *Plan) do(what string, f func(ctx context.Context) error) {
 	p.Steps = append(p.Steps, Step{Do: f, What: what})
+}
+
+// stopHermes adds, with migrate, the step that stops the gateway Hermes
+// itself runs for the home (see Config.StopHermes).
+func (p *Plan) stopHermes(c Config, migrate bool) {
+	if !migrate || c.StopHermes == nil {
+		return
+	}
+	p.do("stop the gateway Hermes itself still runs for "+c.Home+", as `hermes gateway stop` does: planned-stop marker, up to 30 s, then its process tree, proven by its recorded start time", c.StopHermes)
 }
 
 func (p *Plan) try(argv ...string) { p.Steps = append(p.Steps, Step{Run: argv, MayFail: true}) }

@@ -26,7 +26,12 @@ func New() Manager { return SCM{} }
 // service runs as the user who installs it, never as LocalSystem
 // (docs/security.md), with the home, the gateway command and the PATH
 // pinned; the control pipe also admits that user.
-type SCM struct{}
+type SCM struct {
+	// logon and owner stand in, in tests, for LogonUser and for reading
+	// the home's owner; nil means the real ones.
+	logon func(account, password string, typ uint32) error
+	owner func(path string) (string, error)
+}
 
 // shutdownBudget is how long the gateway gets to stop at system shutdown,
 // against the supervisor's usual stop timeout: Windows waits for a
@@ -62,6 +67,13 @@ func (m SCM) Install(c Config, migrate bool) (Plan, error) {
 		return Plan{}, err
 	}
 	var p Plan
+	if err := m.checkOwner(&p, c, installer, account); err != nil {
+		return Plan{}, err
+	}
+	logon := m.logon
+	if logon == nil {
+		logon = logonUser
+	}
 	startup := filepath.Join(c.UserHome, "AppData", "Roaming", "Microsoft", "Windows", "Start Menu", "Programs", "Startup")
 	tasks, entries := hermesWindowsLaunchers(c.Home, startup, nil, nil)
 	for _, task := range tasks {
@@ -91,47 +103,15 @@ func (m SCM) Install(c Config, migrate bool) (Plan, error) {
 		if c.Password == "" {
 			return fmt.Errorf("%w: the service runs as %s, not as LocalSystem, and the service manager needs that account's Windows password to log on as it: set %s", ErrNeedPassword, account, PasswordEnv)
 		}
-		return withManager(windows.SC_MANAGER_CONNECT|windows.SC_MANAGER_CREATE_SERVICE, func(sm *mgr.Mgr) error {
-			cfg := mgr.Config{StartType: mgr.StartAutomatic, DisplayName: "Hermes supervisor",
-				Description:      "Supervises the Hermes Agent gateway for " + c.Home + " (hermes-supervisor).",
-				ServiceStartName: account, Password: c.Password}
-			s, err := sm.OpenService(Name)
-			if err == nil {
-				// Reinstall: the old binary and arguments must not keep
-				// running, so stop first. Then change only the command
-				// line, start type and account (mgr's UpdateConfig also
-				// sets options that older service managers, and Wine's,
-				// reject); the start step below runs the new one.
-				defer s.Close()
-				if err := stopHandle(ctx, s, c.StopTimeout+stopGrace); err != nil {
-					return err
-				}
-				bin := windows.EscapeArg(c.Exe)
-				for _, a := range args {
-					bin += " " + windows.EscapeArg(a)
-				}
-				path, err := windows.UTF16PtrFromString(bin)
-				if err != nil {
-					return err
-				}
-				acct, err := windows.UTF16PtrFromString(account)
-				if err != nil {
-					return err
-				}
-				pw, err := windows.UTF16PtrFromString(c.Password)
-				if err != nil {
-					return err
-				}
-				return windows.ChangeServiceConfig(s.Handle, windows.SERVICE_NO_CHANGE, mgr.StartAutomatic,
-					windows.SERVICE_NO_CHANGE, path, nil, nil, nil, acct, pw, nil)
-			}
-			s, err = sm.CreateService(Name, c.Exe, cfg, args...)
-			if err != nil {
-				return err
-			}
-			return s.Close()
-		})
+		// Checked before the service exists: a wrong password (or a PIN)
+		// otherwise fails every start with 1069.
+		if err := checkLogon(logon, account, c.Password); err != nil {
+			return err
+		}
+		return waitMarkedForDelete(ctx, markedWait, func() error { return createOrUpdate(ctx, c, args, account) })
 	})
+	// After our own service stopped: a gateway still running is Hermes'.
+	p.stopHermes(c, migrate)
 	p.do("let "+account+" start, stop and query the service without an elevated shell", func(context.Context) error {
 		return withService(windows.READ_CONTROL|windows.WRITE_DAC, func(s *mgr.Service) error { return grantInstaller(s.Handle, installer) })
 	})
@@ -179,17 +159,154 @@ func (m SCM) Install(c Config, migrate bool) (Plan, error) {
 	return p, nil
 }
 
-// Uninstall stops the service, waits for it, and deletes it.
+// createOrUpdate creates the service, or stops and updates the one there
+// is, to run args as account.
+func createOrUpdate(ctx context.Context, c Config, args []string, account string) error {
+	return withManager(windows.SC_MANAGER_CONNECT|windows.SC_MANAGER_CREATE_SERVICE, func(sm *mgr.Mgr) error {
+		cfg := mgr.Config{StartType: mgr.StartAutomatic, DisplayName: "Hermes supervisor",
+			Description:      "Supervises the Hermes Agent gateway for " + c.Home + " (hermes-supervisor).",
+			ServiceStartName: account, Password: c.Password}
+		s, err := sm.OpenService(Name)
+		if err == nil {
+			// Reinstall: the old binary and arguments must not keep
+			// running, so stop first. Then change only the command
+			// line, start type and account (mgr's UpdateConfig also
+			// sets options that older service managers, and Wine's,
+			// reject); the start step below runs the new one.
+			defer s.Close()
+			if err := stopAndWait(ctx, c, s, c.StopTimeout+stopGrace); err != nil {
+				return err
+			}
+			bin := windows.EscapeArg(c.Exe)
+			for _, a := range args {
+				bin += " " + windows.EscapeArg(a)
+			}
+			path, err := windows.UTF16PtrFromString(bin)
+			if err != nil {
+				return err
+			}
+			acct, err := windows.UTF16PtrFromString(account)
+			if err != nil {
+				return err
+			}
+			pw, err := windows.UTF16PtrFromString(c.Password)
+			if err != nil {
+				return err
+			}
+			return windows.ChangeServiceConfig(s.Handle, windows.SERVICE_NO_CHANGE, mgr.StartAutomatic,
+				windows.SERVICE_NO_CHANGE, path, nil, nil, nil, acct, pw, nil)
+		}
+		s, err = sm.CreateService(Name, c.Exe, cfg, args...)
+		if err != nil {
+			return err
+		}
+		return s.Close()
+	})
+}
+
+// checkOwner refuses a home that belongs to another account than the
+// service's (see checkHomeOwner); a home not created yet, or whose owner
+// cannot be read, is noted, not refused.
+func (m SCM) checkOwner(p *Plan, c Config, installer, account string) error {
+	owner := m.owner
+	if owner == nil {
+		owner = homeOwner
+	}
+	if _, err := os.Stat(c.Home); err != nil {
+		return nil
+	}
+	sid, err := owner(c.Home)
+	if err != nil {
+		p.Notes = append(p.Notes, fmt.Sprintf("could not check that %s belongs to %s: %v", c.Home, account, err))
+		return nil
+	}
+	note, err := checkHomeOwner(c.Home, sid, installer, account, isAdmin(), c.RunAsInstaller)
+	if note != "" {
+		p.Notes = append(p.Notes, note)
+	}
+	return err
+}
+
+// markedWait bounds how long a reinstall waits for a service marked for
+// deletion to go: the SCM deletes it once the last handle to it closes.
+const markedWait = 30 * time.Second
+
+// ErrMarkedForDelete reports a service the SCM has marked for deletion and
+// keeps while something holds a handle to it.
+var ErrMarkedForDelete = errors.New("the service is marked for deletion")
+
+// waitMarkedForDelete runs f, and while it fails because the service is
+// marked for deletion (ERROR_SERVICE_MARKED_FOR_DELETE, 1072: an uninstall
+// whose service still ran, or services.msc holding it open), runs it again
+// until wait ends; then it says what holds it and what to do.
+func waitMarkedForDelete(ctx context.Context, wait time.Duration, f func() error) error {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	var last error
+	err := poll(ctx, 500*time.Millisecond, func() (bool, error) {
+		last = f()
+		if errors.Is(last, windows.ERROR_SERVICE_MARKED_FOR_DELETE) {
+			return false, nil
+		}
+		return true, last
+	})
+	if err != nil && errors.Is(last, windows.ERROR_SERVICE_MARKED_FOR_DELETE) {
+		return fmt.Errorf("%w: service %s is still marked for deletion after %v (%w): something holds it open: close the Services console (services.msc), Event Viewer and any `sc` or PowerShell session that opened it, stop a process of the old service that still runs (Task Manager, hermes-supervisor.exe), then rerun install; if it stays, reboot",
+			ErrMarkedForDelete, Name, wait, last)
+	}
+	return err
+}
+
+// Uninstall stops the service, waits until the SCM sees it stopped, and
+// only then deletes it: a service deleted while it runs is only marked for
+// deletion, and a reinstall fails until it is gone.
 func (m SCM) Uninstall(c Config) (Plan, error) {
 	var p Plan
-	p.Steps = append(p.Steps, Step{What: "stop service " + Name + " and wait for it", MayFail: true,
-		Do: func(ctx context.Context) error { return stopService(ctx, c.StopTimeout+stopGrace) }})
-	p.do("delete service "+Name, func(context.Context) error {
-		return withService(windows.DELETE, func(s *mgr.Service) error { return s.Delete() })
-	})
+	wait := c.StopTimeout + stopGrace
+	p.do(fmt.Sprintf("stop service %s (through its supervisor's control pipe when the service manager refuses, as it does while the service starts), wait up to %v until it is stopped, then delete it", Name, wait),
+		func(ctx context.Context) error {
+			return withService(windows.SERVICE_STOP|windows.SERVICE_QUERY_STATUS|windows.DELETE, func(s *mgr.Service) error {
+				return uninstallService(ctx, c, s, wait)
+			})
+		})
 	p.Steps = append(p.Steps, Step{What: "unregister the event log source " + Name, MayFail: true,
 		Do: func(context.Context) error { return eventlog.Remove(Name) }})
 	return p, nil
+}
+
+// scmService is the part of mgr.Service that stopping and deleting use:
+// the seam where a test stands in for Windows' SCM, which refuses controls
+// while a service starts (Wine's passes them on).
+type scmService interface {
+	Control(svc.Cmd) (svc.Status, error)
+	Query() (svc.Status, error)
+	Delete() error
+}
+
+// uninstallService stops s (see stopAndWait) and deletes it once stopped.
+func uninstallService(ctx context.Context, c Config, s scmService, wait time.Duration) error {
+	if err := stopAndWait(ctx, c, s, wait); err != nil {
+		return fmt.Errorf("%w: not deleted, so that a reinstall does not meet a service marked for deletion", err)
+	}
+	return s.Delete()
+}
+
+// stopAndWait stops s and waits up to wait until it is stopped. When the
+// SCM refuses because the service still starts (until its gateway is
+// ready, up to a minute), it asks the supervisor through c.StopSupervisor,
+// its control pipe, which ends the service too, and waits the same.
+func stopAndWait(ctx context.Context, c Config, s scmService, wait time.Duration) error {
+	err := stopHandle(ctx, s, wait)
+	if !errors.Is(err, ErrStopRefused) {
+		return err
+	}
+	if c.StopSupervisor == nil {
+		return fmt.Errorf("%w: run `hermes-supervisor stop`, then rerun", err)
+	}
+	if serr := c.StopSupervisor(ctx); serr != nil {
+		return fmt.Errorf("%w, and the supervisor's control pipe failed too: %w", err, serr)
+	}
+	return waitStopped(ctx, s, wait)
 }
 
 // Control starts, stops or restarts the installed service.
@@ -369,30 +486,32 @@ func stopService(ctx context.Context, wait time.Duration) error {
 }
 
 // stopHandle stops s, when it runs, and waits up to wait for it.
-func stopHandle(ctx context.Context, s *mgr.Service, wait time.Duration) error {
+func stopHandle(ctx context.Context, s scmService, wait time.Duration) error {
 	st, err := s.Control(svc.Stop)
 	if errors.Is(err, windows.ERROR_SERVICE_CANNOT_ACCEPT_CTRL) && st.State == svc.StartPending {
 		return fmt.Errorf("%w: %w", ErrStopRefused, err)
 	}
-	if err != nil && !errors.Is(err, windows.ERROR_SERVICE_NOT_ACTIVE) {
-		return err
-	}
 	if errors.Is(err, windows.ERROR_SERVICE_NOT_ACTIVE) {
 		return nil
 	}
+	if err != nil {
+		return err
+	}
+	return waitStopped(ctx, s, wait)
+}
+
+// waitStopped polls s until the SCM reports it stopped, for up to wait.
+func waitStopped(ctx context.Context, s scmService, wait time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	for st.State != svc.Stopped {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("service %s did not stop within %v", Name, wait)
-		case <-time.After(100 * time.Millisecond):
-		}
-		if st, err = s.Query(); err != nil {
-			return err
-		}
+	err := poll(ctx, 100*time.Millisecond, func() (bool, error) {
+		st, err := s.Query()
+		return err == nil && st.State == svc.Stopped, err
+	})
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("service %s did not stop within %v", Name, wait)
 	}
-	return nil
+	return err
 }
 
 // RunAsService runs run as the Windows service name, under the service

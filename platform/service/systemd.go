@@ -173,6 +173,7 @@ func (s Systemd) Install(c Config, migrate bool) (Plan, error) {
 	p.write(s.UnitPath(c), 0o644, unit)
 	p.run(s.systemctl(c, "daemon-reload")...)
 	p.run(s.systemctl(c, "enable", c.name()+".service")...)
+	p.stopHermes(c, migrate)
 	s.startAndWait(&p, c, "restart")
 	if !c.System && !lingering(c) {
 		p.Notes = append(p.Notes, "a user service stops at logout unless lingering is on: loginctl enable-linger")

@@ -1,0 +1,67 @@
+package proctree
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// ErrNotSame reports a process that, pinned, is no longer the one the
+// caller proved: it is left alone.
+var ErrNotSame = errors.New("the process is not the one proven")
+
+// foreignWalkRounds bounds the walks of one KillTree: each round stops or
+// kills what it finds, so only a process forking just then can leave a
+// child for the next.
+const foreignWalkRounds = 32
+
+// Foreign is a live process the caller did not start (Hermes' own detached
+// gateway), pinned so that every action reaches that very process: a
+// handle on Windows and a pidfd on Linux keep its pid from naming another;
+// elsewhere its start time is read again before each signal.
+type Foreign struct {
+	pid int
+	sys foreignSys
+}
+
+// OpenForeign pins pid and then asks same, which must re-prove from live
+// facts (start time, command line) that pid is the process the caller
+// means; it wraps ErrNotSame when same says no, ErrRefused for pid ≤ 1 or
+// the caller itself, and returns a nil Foreign and no error when the
+// process is already gone.
+func OpenForeign(pid int, same func() bool) (*Foreign, error) {
+	if err := refuse(pid); err != nil {
+		return nil, err
+	}
+	f, err := openForeign(pid)
+	if err != nil || f == nil {
+		return nil, err
+	}
+	if !same() {
+		f.Close()
+		return nil, fmt.Errorf("pid %d: %w", pid, ErrNotSame)
+	}
+	return f, nil
+}
+
+// PID returns the pinned process's pid.
+func (f *Foreign) PID() int { return f.pid }
+
+// Terminate asks the process to stop: SIGTERM on POSIX; nothing on
+// Windows, where a detached gateway ignores console events and the
+// planned-stop marker written before is the request.
+func (f *Foreign) Terminate() error { return f.terminate() }
+
+// Wait waits until the process has exited (a zombie counts) or ctx ends.
+func (f *Foreign) Wait(ctx context.Context) error { return f.wait(ctx) }
+
+// KillTree kills the process and every descendant found by parent links,
+// each pinned before it is judged: a child counts only if it started no
+// earlier than its parent while the parent still held its pid, so a stale
+// parent link never names a stranger. The root is stopped (POSIX) or
+// killed first so it cannot start more, and the walk is repeated until it
+// finds nothing new. It returns the pids it killed.
+func (f *Foreign) KillTree() ([]int, error) { return f.killTree() }
+
+// Close releases the pins.
+func (f *Foreign) Close() { f.close() }
