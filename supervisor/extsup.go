@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/platform/proctree"
 )
 
 // ExternalSupervisorFlag is Hermes' `gateway run` flag (from about
@@ -57,7 +59,7 @@ func IsHermesGateway(argv []string) bool {
 // dir within ExtSupProbeTimeout, lists the flag; argv unchanged otherwise,
 // with the reason. Asking --help costs one Python start-up and nothing
 // else: argparse prints and exits before the gateway touches any file.
-func WithExternalSupervisor(ctx context.Context, argv, env []string, dir string) ([]string, ExtSup) {
+func WithExternalSupervisor(ctx context.Context, argv, env []string, dir string, r *proctree.Reaper) ([]string, ExtSup) {
 	if !IsHermesGateway(argv) {
 		return argv, ExtSup{Why: "not passed: the gateway command is not `hermes gateway run`, and is run as written"}
 	}
@@ -73,7 +75,7 @@ func WithExternalSupervisor(ctx context.Context, argv, env []string, dir string)
 	cmd.Stdout, cmd.Stderr = w, w
 	// A helper that keeps the pipes open must not hold the probe.
 	cmd.WaitDelay = 2 * time.Second
-	err := cmd.Run()
+	err := runProbe(ctx, cmd, r)
 	var ee *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
@@ -86,6 +88,18 @@ func WithExternalSupervisor(ctx context.Context, argv, env []string, dir string)
 		return argv, ExtSup{Why: "not passed: this Hermes does not accept it (older than about v0.20.5); `hermes update` treats the gateway as one run by hand"}
 	}
 	return append(slices.Clone(argv), ExternalSupervisorFlag), ExtSup{Passed: true, Why: "passed: this Hermes accepts it, and `hermes update` asks the gateway to restart through us"}
+}
+
+// runProbe runs cmd as a Tree of r: a child subreaper must start every
+// child as one (see proctree.Reaper), or the Reaper takes the probe for an
+// orphan of the gateway's tree and reaps it before exec's Wait can.
+func runProbe(ctx context.Context, cmd *exec.Cmd, r *proctree.Reaper) error {
+	t, err := proctree.Start(cmd, nil, r)
+	if err != nil {
+		return err
+	}
+	_, err = t.Wait(ctx)
+	return err
 }
 
 // capped writes at most n bytes to w and drops the rest: a probe that

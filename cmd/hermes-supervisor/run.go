@@ -225,7 +225,7 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 	// done once the service has reported in, not before.
 	newSup := func(ctx context.Context) (*supervisor.Supervisor, error) {
 		if supervisor.IsHermesGateway(cfg.Command) {
-			argv, ext := supervisor.WithExternalSupervisor(ctx, cfg.Command, cfg.Env, layout.Home)
+			argv, ext := supervisor.WithExternalSupervisor(ctx, cfg.Command, cfg.Env, layout.Home, cfg.Reaper)
 			cfg.Command, cfg.ExternalSupervisor = argv, &ext
 			log.Info("--external-supervisor "+ext.Why, zap.Bool("passed", ext.Passed))
 		}

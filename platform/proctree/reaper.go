@@ -13,7 +13,6 @@ import (
 // other child of ours is taken for an orphan of a tree.
 type Reaper struct {
 	mu    sync.Mutex
-	self  int
 	roots map[int]int // pids of the Trees' roots we started and have not reaped
 }
 
@@ -47,17 +46,6 @@ func (r *Reaper) Run(ctx context.Context, reaped func(Reaped)) {
 		return
 	}
 	r.run(ctx, reaped)
-}
-
-// adopted reports whether pid, a child of ours, is an orphan of a tree
-// rather than a root.
-func (r *Reaper) adopted(e procEntry) bool {
-	if r == nil || e.ppid != r.self {
-		return false
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.roots[e.pid] == 0
 }
 
 // started records root as a Tree's root, so it is never taken for an orphan.

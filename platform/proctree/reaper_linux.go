@@ -15,7 +15,7 @@ func newReaper() (*Reaper, error) {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return nil, fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", err)
 	}
-	return &Reaper{self: os.Getpid(), roots: map[int]int{}}, nil
+	return &Reaper{roots: map[int]int{}}, nil
 }
 
 // reap runs under r.mu, so no root can be reaped by its Tree, and its pid
@@ -29,7 +29,7 @@ func (r *Reaper) reap() []Reaped {
 	}
 	var out []Reaped
 	for _, e := range procs {
-		if e.ppid != r.self || r.roots[e.pid] != 0 || e.state != 'Z' {
+		if e.ppid != os.Getpid() || r.roots[e.pid] != 0 || e.state != 'Z' {
 			continue
 		}
 		var ws unix.WaitStatus

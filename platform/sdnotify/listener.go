@@ -2,17 +2,15 @@ package sdnotify
 
 import (
 	"net"
-	"os"
 )
 
 // Listener receives the sd_notify datagrams of one gateway: the
 // supervisor opens one per start and hands its Addr to the gateway as
 // NOTIFY_SOCKET.
 type Listener struct {
-	conn *net.UnixConn
-	addr string
-	dir  string   // the socket's private directory, removed on Close
-	lock *os.File // dir, held open with a shared flock (see makeNotifyDir)
+	conn      *net.UnixConn
+	addr      string
+	notifyDir // the socket's private directory, where the OS has one
 }
 
 // Datagram is one message read from a Listener.
@@ -42,7 +40,7 @@ func (l *Listener) Receive(buf []byte) (Datagram, error) { return l.receive(buf)
 // Close stops the listener and removes its socket and directory.
 func (l *Listener) Close() error {
 	err := l.conn.Close()
-	l.closeNotifyDir()
+	l.notifyDir.remove(l.addr)
 	return err
 }
 

@@ -21,10 +21,10 @@ func listen(dir string) (*Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open notify socket: %w", err)
 	}
-	l := &Listener{addr: path, dir: d, lock: lock}
+	l := &Listener{addr: path, notifyDir: notifyDir{dir: d, lock: lock}}
 	l.conn, err = net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
 	if err != nil {
-		l.closeNotifyDir()
+		l.notifyDir.remove(l.addr)
 		return nil, fmt.Errorf("open notify socket: %w", err)
 	}
 	raw, err := l.conn.SyscallConn()

@@ -26,6 +26,13 @@ const maxSocketPath = 100
 // that is an absolute directory no other user can swap entries in (not
 // writable by others, or sticky) and whose socket path fits in sun_path:
 // a longer path would reach Hermes as an address it cannot connect to.
+// notifyDir is the socket's private directory, removed on Close, and the
+// directory held open with a shared flock (see makeNotifyDir).
+type notifyDir struct {
+	dir  string
+	lock *os.File
+}
+
 func makeNotifyDir(dir string) (d, path string, lock *os.File, err error) {
 	var errs []error
 	for _, parent := range []string{dir, os.Getenv("XDG_RUNTIME_DIR"), os.TempDir(), "/tmp"} {
@@ -80,15 +87,15 @@ func tryNotifyDir(parent string) (d, path string, lock *os.File, err error) {
 	return d, filepath.Join(d, "n"), lock, nil
 }
 
-// closeNotifyDir removes the socket and its directory, not recursively:
+// remove removes the socket at addr and its directory, not recursively:
 // nothing else was put there, and nobody else could.
-func (l *Listener) closeNotifyDir() {
-	if l.dir == "" {
+func (d *notifyDir) remove(addr string) {
+	if d.dir == "" {
 		return
 	}
-	_ = os.Remove(l.addr)
-	_ = os.Remove(l.dir)
-	if l.lock != nil {
-		_ = l.lock.Close()
+	_ = os.Remove(addr)
+	_ = os.Remove(d.dir)
+	if d.lock != nil {
+		_ = d.lock.Close()
 	}
 }

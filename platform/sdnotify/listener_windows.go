@@ -8,6 +8,9 @@ import (
 // listen fails on Windows: Go cannot receive AF_UNIX datagrams there,
 // and Hermes sends none where Python lacks AF_UNIX. Readiness then comes
 // from gateway_state.json.
+// notifyDir is empty: there is no socket, so no directory of one.
+type notifyDir struct{}
+
 func listen(dir string) (*Listener, error) {
 	return nil, fmt.Errorf("notify socket: %w", errors.ErrUnsupported)
 }
@@ -16,4 +19,4 @@ func (l *Listener) receive([]byte) (Datagram, error) {
 	return Datagram{}, errors.ErrUnsupported
 }
 
-func (l *Listener) closeNotifyDir() {}
+func (*notifyDir) remove(string) {}

@@ -1,3 +1,5 @@
+//go:build !windows
+
 package proctree
 
 // procEntry is what one process table read says of one process: enough to
