@@ -106,8 +106,13 @@ func shlexTokens(s string) []string {
 	return out
 }
 
-// joinArgv is how Hermes sees a command line: argv joined with spaces.
-func joinArgv(argv []string) string { return strings.TrimSpace(strings.Join(argv, " ")) }
+// joinArgv is how Hermes sees a command line: argv joined with spaces,
+// decoded as _read_process_cmdline decodes /proc/<pid>/cmdline, with
+// errors="ignore", so a byte that is not UTF-8 drops out ("herm\xffes"
+// reads "hermes").
+func joinArgv(argv []string) string {
+	return strings.TrimSpace(strings.ToValidUTF8(strings.Join(argv, " "), ""))
+}
 
 // IsGatewayRun mirrors looks_like_gateway_command_line: a gateway `run`.
 // Hermes uses it for scoped locks.

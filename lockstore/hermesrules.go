@@ -17,7 +17,8 @@ package lockstore
 //	_read_json_file returning None              rules.unreadable
 //	is_gateway_runtime_lock_active              lockState, rules.runtimeLockFile
 //	get_runtime_status_running_pid              rules.stateFile
-//	_scoped_lock_record_is_stale                rules.scopedRecord
+//	_scoped_lock_record_is_stale                rules.scopedRecord, rules.scopedOwner
+//	_process_is_stopped                         processIsStopped
 //	acquire_scoped_lock                         rules.scopedLockFile
 //	_marker_is_stale, _read_live_pid_marker     markerStale, rules.markerFile
 //	get_running_pid                             rules.pidFile, getRunningPID (hermesrules_running.go)
@@ -368,15 +369,43 @@ func (r *rules) stateFile(f fileFacts) decision {
 // missing or dead, the start times conflict, the process is stopped
 // (_process_is_stopped), a readable command line is not a gateway `run`,
 // or, with the command line unreadable and a start time unknown, the
-// record is not a gateway's.
+// record is not a gateway's. Where _process_is_stopped raises, Hermes
+// decides nothing on a record that none of the checks before it found
+// stale, and never removes the file: kept.
 func (r *rules) scopedRecord(h hermesRecord) ruling {
 	l, settled := r.live(h)
 	if settled != nil {
 		return *settled
 	}
-	switch {
-	case l.Stopped && hermesSeesStopped:
+	stopped, raises := processIsStopped(l)
+	if stopped {
 		return stale(procstate.Stopped, "process is stopped")
+	}
+	rl := r.scopedOwner(h, l)
+	if raises && rl.keep && l.Stopped {
+		return keep(procstate.Unknown, "process is stopped, but its name is not UTF-8, on which Hermes' own stopped check raises; kept ("+rl.reason+")")
+	}
+	return rl
+}
+
+// processIsStopped mirrors _process_is_stopped: state T or t in
+// /proc/<pid>/status, read as UTF-8 text. raises: that read raises
+// UnicodeDecodeError (a process name that is not UTF-8), which Hermes
+// does not catch. Off Linux there is no such file: never stopped.
+func processIsStopped(l procstate.Live) (stopped, raises bool) {
+	switch {
+	case !hermesSeesStopped:
+		return false, false
+	case l.NameNotUTF8:
+		return false, true
+	}
+	return l.Stopped, false
+}
+
+// scopedOwner is the rest of _scoped_lock_record_is_stale, on a live
+// owner whose start time does not conflict: its command line decides.
+func (r *rules) scopedOwner(h hermesRecord, l procstate.Live) ruling {
+	switch {
 	case r.wroteItself(h, l):
 		// Stricter than Hermes: e.g. `python3 gw.py gateway run`, which
 		// Hermes calls no gateway, keeps the lock it wrote.

@@ -21,6 +21,15 @@ type Live struct {
 	// that lands on another field. Nil when it equals StartTime or cannot
 	// be had.
 	NaiveStartTime *int64
+	// EpochStartTime is what Hermes records on Linux where its own read
+	// of /proc/<pid>/stat raises (a name that is not UTF-8): psutil's
+	// create time, int(round((ticks/CLK_TCK + btime)*100)) centiseconds
+	// since the epoch, with today's btime. Nil where that read succeeds.
+	EpochStartTime *int64
+	// NameNotUTF8 reports a process name (comm) that is not UTF-8, on
+	// which Hermes' read of /proc/<pid>/status (_process_is_stopped)
+	// raises UnicodeDecodeError. Always false off Linux.
+	NameNotUTF8 bool
 	// Argv is the live command line; nil when it cannot be read.
 	Argv []string
 	// UID is the effective uid where the process table gives it (darwin),
@@ -45,10 +54,24 @@ func (p *Prober) Look(ctx context.Context, pid int) (Live, error) {
 		return l, err
 	}
 	l.Zombie, l.Stopped, l.StartTime, l.NaiveStartTime, l.UID = st.zombie, st.stopped, st.start, st.naiveStart, st.uid
+	l.EpochStartTime, l.NameNotUTF8 = st.epochStart, st.nameNotUTF8
 	if argv, err := cmdline(ctx, pid); err == nil && len(argv) > 0 {
 		l.Argv = argv
 	}
 	return l, nil
+}
+
+// HermesStartTime is the start time Hermes itself records for l: its
+// whitespace-split reading on Linux, or the epoch time where that raises,
+// else StartTime.
+func (l Live) HermesStartTime() *int64 {
+	switch {
+	case l.EpochStartTime != nil:
+		return l.EpochStartTime
+	case l.NaiveStartTime != nil:
+		return l.NaiveStartTime
+	}
+	return l.StartTime
 }
 
 // StartTimesConflict reports whether a recorded start time proves that l

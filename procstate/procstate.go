@@ -139,8 +139,15 @@ type liveState struct {
 	// naiveStart is Hermes' whitespace-split reading on Linux, when it
 	// differs from start.
 	naiveStart *int64
-	zombie     bool
-	stopped    bool
+	// hermesFails: Hermes' own reading of the start time raises (Linux),
+	// so it records epochStart, psutil's create time, instead.
+	hermesFails bool
+	epochStart  *int64
+	// nameNotUTF8: the process name is not UTF-8, so Hermes' text reads
+	// of /proc/<pid>/stat and /proc/<pid>/status raise (Linux).
+	nameNotUTF8 bool
+	zombie      bool
+	stopped     bool
 	// uid is the effective uid, where the process table gives it cheaply
 	// (darwin's kinfo_proc); nil elsewhere.
 	uid *uint32
@@ -188,8 +195,10 @@ func (p *Prober) Judge(ctx context.Context, rec Identity, isGateway func([]strin
 		obs.Verdict, obs.Reason = Unknown, err.Error()
 		return obs
 	}
-	if rec.StartTime != nil && st.naiveStart != nil && *rec.StartTime == *st.naiveStart {
-		// Hermes recorded its whitespace-split reading of the same field.
+	if rec.StartTime != nil && ((st.naiveStart != nil && *rec.StartTime == *st.naiveStart) ||
+		(st.epochStart != nil && *rec.StartTime == *st.epochStart)) {
+		// Hermes recorded its whitespace-split reading of the same field,
+		// or psutil's create time where that reading raises.
 		st.start = rec.StartTime
 	}
 	obs.Live.StartTime = st.start

@@ -32,7 +32,13 @@ func start(t *testing.T, gateway bool) (*exec.Cmd, io.WriteCloser) {
 	if gateway {
 		args = []string{"demo-gateway"}
 	}
-	cmd := exec.Command(os.Args[0], args...)
+	return startPath(t, os.Args[0], args...)
+}
+
+// startPath is start of the binary at path (a link to this one).
+func startPath(t *testing.T, path string, args ...string) (*exec.Cmd, io.WriteCloser) {
+	t.Helper()
+	cmd := exec.Command(path, args...)
 	cmd.Env = append(os.Environ(), "PROCSTATE_HELPER=block")
 	in, err := cmd.StdinPipe()
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/hermes-agent/hermes-supervisor/internal/conformance"
 	"github.com/hermes-agent/hermes-supervisor/internal/demogateway"
 	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
@@ -25,6 +26,7 @@ import (
 // The test binary doubles as the demo gateway, so children are real
 // processes that treat the files exactly as the gateway does.
 func TestMain(m *testing.M) {
+	conformance.RunHelper()
 	if len(os.Args) > 1 && os.Args[1] == demogateway.Command {
 		os.Exit(demogateway.Main(os.Args[2:], os.Getenv, os.Stderr))
 	}

@@ -38,6 +38,7 @@ const deadline = 30 * time.Second
 // RunHelper runs the helper role named in the environment and exits; it
 // returns at once in the test binary itself.
 //
+// CONFORMANCE_COMM, when set, names the process first (see setComm).
 // Roles: "sleep" blocks until stdin closes; "lock" holds CONFORMANCE_LOCK
 // locked; "gateway" starts as Hermes does (gateway.lock, then gateway.pid,
 // then the scoped lock CONFORMANCE_SCOPED) in CONFORMANCE_HOME. Each says
@@ -48,6 +49,13 @@ func RunHelper() {
 		return
 	}
 	var err error
+	if name := os.Getenv(commEnv); name != "" {
+		// Before anything is recorded: Hermes reads its start time then.
+		if err := setComm(name); err != nil {
+			fmt.Fprintln(os.Stderr, "conformance helper: name the process:", err)
+			os.Exit(3)
+		}
+	}
 	switch role {
 	case "sleep":
 	case "lock":
@@ -81,10 +89,7 @@ func startGateway() error {
 	if err != nil {
 		return err
 	}
-	start := self.StartTime
-	if self.NaiveStartTime != nil {
-		start = self.NaiveStartTime // what Hermes itself records
-	}
+	start := self.HermesStartTime()
 	rec := map[string]any{"pid": os.Getpid(), "kind": "hermes-gateway", "argv": os.Args, "start_time": start, "hermes_home": home}
 	body, _ := json.Marshal(rec)
 	lock, err := os.OpenFile(filepath.Join(home, "gateway.lock"), os.O_RDWR|os.O_CREATE, 0o644)

@@ -103,8 +103,10 @@ func (e *Env) marker(p *Proc, writtenAt string) string {
 const isoOffset = "2006-01-02T15:04:05.000000-07:00"
 
 // Rows returns every layout of hermes-verdicts.md, then ours, then
-// those of the second pass.
-func Rows() []Row { return append(append(firstPass(), secondPass()...), isoRows()...) }
+// those of the second pass, then those of /proc as Hermes reads it.
+func Rows() []Row {
+	return append(append(append(firstPass(), secondPass()...), isoRows()...), procRows()...)
+}
 
 func firstPass() []Row {
 	return []Row{
