@@ -95,7 +95,7 @@ func Main(args []string, getenv func(string) string, stderr io.Writer) int {
 	var o options
 	fs.StringVar(&o.home, "home", "", "Hermes home (default $HERMES_HOME or ~/.hermes)")
 	fs.StringVar(&o.lockDir, "lock-dir", "", "scoped lock directory (default $HERMES_GATEWAY_LOCK_DIR or Hermes' default)")
-	fs.StringVar(&o.token, "token", "demo-token", "the bot token whose scoped lock it claims")
+	fs.StringVar(&o.token, "token", "", "the bot token whose scoped lock it claims (default demo-token; demo-token-NAME in profile NAME's home)")
 	fs.DurationVar(&o.exitAfter, "exit-after", 0, "exit on its own after this long (0: never)")
 	fs.IntVar(&o.exitCode, "exit-code", 1, "exit code used by -exit-after")
 	fs.BoolVar(&o.noCleanup, "no-cleanup", false, "with -exit-after, exit like a crash, leaving every file behind")
@@ -152,6 +152,9 @@ func newGateway(o options, getenv func(string) string, stderr io.Writer) (*gatew
 			return nil, err
 		}
 	}
+	if o.token == "" {
+		o.token = defaultToken(o.home)
+	}
 	if o.lockDir == "" {
 		if o.lockDir, err = lockstore.DefaultLockDir(getenv); err != nil {
 			return nil, err
@@ -165,6 +168,17 @@ func newGateway(o options, getenv func(string) string, stderr io.Writer) (*gatew
 		self.StartTime = nil
 	}
 	return &gateway{o: o, layout: lockstore.Layout{Home: o.home, LockDir: o.lockDir}, self: self, log: stderr, notify: newNotifier(getenv)}, nil
+}
+
+// defaultToken is the bot token of home's demo gateway: each named
+// profile is a bot of its own, as with Hermes, so that demo gateways of
+// several profiles run side by side in the lock dir they share instead of
+// refusing each other's token; a root home keeps the one token it always had.
+func defaultToken(home string) string {
+	if name, ok := lockstore.NamedProfile(home); ok {
+		return "demo-token-" + name
+	}
+	return "demo-token"
 }
 
 func (g *gateway) say(format string, args ...any) {

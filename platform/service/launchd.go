@@ -545,8 +545,8 @@ func (l Launchd) notRunning(c Config, a agentState, after string) error {
 	if lines == "" {
 		lines = "(none readable)"
 	}
-	return fmt.Errorf("%w: %s is %q (last exit code %s)%s; its last log lines:\n%s\nfix the cause (%s has more), then run `hermes-supervisor start`",
-		ErrNotRunning, c.label(), a.State, a.LastExit, after, lines, log)
+	return fmt.Errorf("%w: %s is %q (last exit code %s)%s; its last log lines:\n%s\nfix the cause (%s has more), then run `%s`",
+		ErrNotRunning, c.label(), a.State, a.LastExit, after, lines, log, c.startCommand())
 }
 
 // output runs argv (launchctl) and returns what it printed.

@@ -46,3 +46,13 @@ func (c Config) checkSuffix() error {
 	}
 	return nil
 }
+
+// startCommand is the command that starts c's service again, for the
+// hints of a service that did not come up: a profile's own, which `-p`
+// selects, so that its user is not sent to the root home's service.
+func (c Config) startCommand() string {
+	if c.Suffix == "" {
+		return "hermes-supervisor start"
+	}
+	return "hermes-supervisor -p " + c.Suffix + " start"
+}

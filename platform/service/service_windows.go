@@ -432,8 +432,8 @@ func notRunning(c Config, st svc.Status, after string) error {
 		}
 		cancel()
 	}
-	return fmt.Errorf("%w: service %s is in state %d (exit code %d)%s%s; its warnings and last log lines:\n%s\nfix the cause (%s has more), then run `hermes-supervisor start`",
-		ErrNotRunning, Name, st.State, st.Win32ExitCode, after, says, lines, log)
+	return fmt.Errorf("%w: service %s is in state %d (exit code %d)%s%s; its warnings and last log lines:\n%s\nfix the cause (%s has more), then run `%s`",
+		ErrNotRunning, Name, st.State, st.Win32ExitCode, after, says, lines, log, c.startCommand())
 }
 
 func isAdmin() bool { return windows.GetCurrentProcessToken().IsElevated() }
