@@ -46,7 +46,7 @@ test: test-deps fmt-check vet lint cross unit wine-test fuzz-smoke
 check: test
 
 # The Debian packages the tests need: systemd-analyze checks the units we
-# render; systemd-nspawn boots a real systemd for internal/systemdtest, and
+# render; systemd-nspawn boots a real systemd for internal/testsuite/systemdtest, and
 # sudo runs inside it as a user would; Wine and mingw run the Windows tests.
 # Installed with apt when missing and we may; otherwise a one-line error.
 TEST_DEBS := systemd-analyze:systemd systemd-nspawn:systemd-container sudo:sudo wine:wine64 wine:wine x86_64-w64-mingw32-gcc:gcc-mingw-w64-x86-64-win32
@@ -82,18 +82,18 @@ unit:
 # Wine: the platform code, file judging, the supervisor with real child
 # processes and job objects, the CLI scripts, and the service control
 # manager life cycle (install, start, status over the named pipe, stop,
-# uninstall) of the real binary. internal/wine says what the prefix needs;
-# internal/wine/gotest reruns a package once only for a proven wineserver
+# uninstall) of the real binary. internal/testkit/wine says what the prefix needs;
+# internal/testkit/wine/gotest reruns a package once only for a proven wineserver
 # failure, never around an assertion.
 WINEPREFIX ?= $(CURDIR)/.wine
 WINE_PKGS  := ./platform/... ./lockstore ./procstate ./supervisor ./internal/demogateway ./cmd/...
 wine-test:
 	@command -v wine >/dev/null && command -v x86_64-w64-mingw32-gcc >/dev/null || \
 	  { echo "wine-test: needs wine and mingw: apt-get install wine64 wine gcc-mingw-w64-x86-64-win32 (.ci/run does)"; exit 1; }
-	internal/wine/setup $(WINEPREFIX)
+	internal/testkit/wine/setup $(WINEPREFIX)
 	GOOS=windows CGO_ENABLED=0 $(GO) build -o $(WINEPREFIX)/drive_c/hermes-supervisor.exe ./cmd/hermes-supervisor
-	@export WINEPREFIX=$(WINEPREFIX) WINEDEBUG=-all HERMES_SUPERVISOR_EXE='C:\hermes-supervisor.exe' PATH="$(CURDIR)/internal/wine:$$PATH"; \
-	  GOOS=windows CGO_ENABLED=0 GO=$(GO) internal/wine/gotest -count=1 -timeout 10m -- $(WINE_PKGS); rc=$$?; wineserver -k; exit $$rc
+	@export WINEPREFIX=$(WINEPREFIX) WINEDEBUG=-all HERMES_SUPERVISOR_EXE='C:\hermes-supervisor.exe' PATH="$(CURDIR)/internal/testkit/wine:$$PATH"; \
+	  GOOS=windows CGO_ENABLED=0 GO=$(GO) internal/testkit/wine/gotest -count=1 -timeout 10m -- $(WINE_PKGS); rc=$$?; wineserver -k; exit $$rc
 
 fuzz-smoke:
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
@@ -110,13 +110,13 @@ fuzz:
 # The fault-injection suite at full counts, with its report in
 # docs/reliability.md (about ten minutes; Linux, best as root).
 chaos:
-	$(GO) test -race -count=1 -timeout 60m ./internal/chaos -args $(CHAOSFLAGS) -chaos.report=$(CURDIR)/docs/reliability.md
+	$(GO) test -race -count=1 -timeout 60m ./internal/testsuite/chaos -args $(CHAOSFLAGS) -chaos.report=$(CURDIR)/docs/reliability.md
 
 # Restart latency against runit, s6 and supervisord, sweep cost, power-loss
 # recovery, idle cost and the Go micro-benchmarks, into docs/benchmarks.md.
 # Takes about six minutes; nothing in `make test` depends on timing.
 bench: build bench-peers
-	$(GO) run ./internal/bench -supervisor $(BIN) -out docs $(BENCHFLAGS)
+	$(GO) run ./internal/tools/bench -supervisor $(BIN) -out docs $(BENCHFLAGS)
 
 # The peers, from Debian, when we may install them. Their packaged services
 # are never started: policy-rc.d refuses, and the bench runs each by hand.

@@ -7,7 +7,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
-	"github.com/hermes-agent/hermes-supervisor/internal/conformance"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/conformance"
 )
 
 // TestRunningProc: a gateway whose name Hermes' text reads of /proc fail

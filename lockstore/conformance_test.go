@@ -11,7 +11,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
-	"github.com/hermes-agent/hermes-supervisor/internal/conformance"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/conformance"
 )
 
 // TestConformance builds every layout of hermes-verdicts.md, and ours,

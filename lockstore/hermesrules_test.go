@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hermes-agent/hermes-supervisor/internal/conformance"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/conformance"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 	"github.com/hermes-agent/hermes-supervisor/procstate/pyparse"
 )
@@ -97,7 +97,7 @@ func marker(writtenAt string) string {
 	return string(b)
 }
 
-// rowFacts has the facts of every row of internal/conformance, by ID.
+// rowFacts has the facts of every row of internal/testkit/conformance, by ID.
 func rowFacts() map[string]facts {
 	gw := rec(pidGateway, argvGateway, ruleHome)
 	held := func(pidFile string) facts {

@@ -17,7 +17,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/hermes-agent/hermes-supervisor/internal/cgrouptest"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/cgrouptest"
 	"github.com/hermes-agent/hermes-supervisor/platform/proctree"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )

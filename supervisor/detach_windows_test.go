@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/demogateway"
-	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 )
 
 // As under Hermes' own Windows launcher, the gateway runs detached.

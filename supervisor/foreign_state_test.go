@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hermes-agent/hermes-supervisor/internal/conformance"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/conformance"
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )

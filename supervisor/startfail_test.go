@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 )
 
 func TestNeverStarts(t *testing.T) {

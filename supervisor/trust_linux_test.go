@@ -15,8 +15,8 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
-	"github.com/hermes-agent/hermes-supervisor/internal/pidns"
-	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/pidns"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )

@@ -7,7 +7,7 @@ import (
 
 	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 
-	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 )
 
 func TestHostileConfigFileIsRefused(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"os/exec"
 	"testing"
 
-	"github.com/hermes-agent/hermes-supervisor/internal/conformance"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/conformance"
 )
 
 // TestConformanceCLI runs `sweep --dry-run --json`, then `sweep --json`,

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 )
 
 // TestRunRefusesForeignPathWith78 replays issue 23 items 5 and 7 at the

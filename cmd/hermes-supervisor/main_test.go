@@ -17,7 +17,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/hermes-agent/hermes-supervisor/internal/conformance"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/conformance"
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 	"github.com/hermes-agent/hermes-supervisor/procstate"

@@ -11,7 +11,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 )
 
 // nobodyUID is the unprivileged user the root-only checks run as.

@@ -3,7 +3,7 @@ package ctlsock
 import (
 	"testing"
 
-	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 )
 
 func shortTempDir(t *testing.T) string { return testdir.New(t) }

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 )
 

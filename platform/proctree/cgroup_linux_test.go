@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hermes-agent/hermes-supervisor/internal/cgrouptest"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/cgrouptest"
 	"golang.org/x/sys/unix"
 )
 

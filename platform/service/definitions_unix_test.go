@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 )
 
 // hostileUnits plants name in dir as each hostile kind of file, each

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 	"howett.net/plist"
 )
 

@@ -27,7 +27,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 	"howett.net/plist"
 )
 

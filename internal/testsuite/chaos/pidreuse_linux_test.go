@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/demogateway"
-	"github.com/hermes-agent/hermes-supervisor/internal/pidns"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/pidns"
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )

@@ -235,7 +235,7 @@ const hangSection = "## 6. Hang detection\n"
 // and a note says which run each part comes from. A missing file gets
 // section 6 alone.
 func spliceHang(path string, h hangResult, started time.Time, args []string) error {
-	note := fmt.Sprintf("*Section 6 and its targets were measured on their own (`go run ./internal/bench %s`) on %s, in %s; the other sections are from the full run named at the top.*\n",
+	note := fmt.Sprintf("*Section 6 and its targets were measured on their own (`go run ./internal/tools/bench %s`) on %s, in %s; the other sections are from the full run named at the top.*\n",
 		strings.Join(args, " "), started.UTC().Format("2006-01-02 15:04 MST"), time.Since(started).Round(time.Second))
 	old, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {

@@ -58,7 +58,7 @@ func (r *report) write(dir string) error {
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	m := r.machine
 	p("# Benchmarks\n\n")
-	p("Written by `make bench` (`go run ./internal/bench`) on %s; it took %s.\n", r.started.UTC().Format("2006-01-02 15:04 MST"), time.Since(r.started).Round(time.Second))
+	p("Written by `make bench` (`go run ./internal/tools/bench`) on %s; it took %s.\n", r.started.UTC().Format("2006-01-02 15:04 MST"), time.Since(r.started).Round(time.Second))
 	p("Machine: %s, %d cores, %s, %s, %s. The machine is shared, so read spreads, not single numbers;\n", m.cpu, m.cores, m.memory, m.kernel, m.goVersion)
 	p("nothing here is asserted by `make test`.\n\n")
 
@@ -86,7 +86,7 @@ func (r *report) write(dir string) error {
 	p("%s\n", r.flood.targets())
 
 	p("## 1. Restart latency after SIGKILL\n\n")
-	p("Each supervisor runs the same child (`internal/bench/child`: it writes its pid to a file through a rename and blocks; it imports almost nothing, so its start-up is cheap and the floor is low). ")
+	p("Each supervisor runs the same child (`internal/tools/bench/child`: it writes its pid to a file through a rename and blocks; it imports almost nothing, so its start-up is cheap and the floor is low). ")
 	p("The bench lets the child run %s (runsv and s6 hold back the restart of a child that ran under 1 s), SIGKILLs it and times until the file names a new live pid (polled every 100 µs), %d times per supervisor. ", r.cfg.gap, r.cfg.kills)
 	p("hermes-supervisor runs with its default policy except `--reset-after %s`, so that each kill comes after what it counts as a healthy run: ", (r.cfg.gap * 3 / 5).String())
 	p("the first restart after a healthy run is never delayed by backoff. It still sweeps the home and lock dir before every start and releases the dead child's files after every exit.\n\n")

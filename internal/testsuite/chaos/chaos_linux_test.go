@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/demogateway"
-	"github.com/hermes-agent/hermes-supervisor/internal/pidns"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/pidns"
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/platform/ctlsock"
 	"github.com/hermes-agent/hermes-supervisor/supervisor"
@@ -107,7 +107,7 @@ func (c *counts) write(path string) error {
 	slices.SortFunc(rows, func(a, b count) int { return strings.Compare(a.Scenario, b.Scenario) })
 	var b bytes.Buffer
 	b.WriteString(reportHead)
-	cmd := []string{"go test -race ./internal/chaos -args"}
+	cmd := []string{"go test -race ./internal/testsuite/chaos -args"}
 	for _, a := range os.Args[1:] {
 		if strings.HasPrefix(a, "-chaos.") && !strings.HasPrefix(a, "-chaos.report") {
 			cmd = append(cmd, a)

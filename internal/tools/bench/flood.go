@@ -240,7 +240,7 @@ func (f floodResult) markdown() string {
 // spliceFlood puts a flood-only run into the benchmarks.md at path: its
 // section and its row of the targets table are replaced, the rest is kept.
 func spliceFlood(path string, f floodResult, started time.Time, args []string) error {
-	note := fmt.Sprintf("*Section 7 and its target were measured on their own (`go run ./internal/bench %s`) on %s, in %s; the other sections are from the full run named at the top.*\n\n",
+	note := fmt.Sprintf("*Section 7 and its target were measured on their own (`go run ./internal/tools/bench %s`) on %s, in %s; the other sections are from the full run named at the top.*\n\n",
 		strings.Join(args, " "), started.UTC().Format("2006-01-02 15:04 MST"), time.Since(started).Round(time.Second))
 	old, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {

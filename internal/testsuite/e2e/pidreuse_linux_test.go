@@ -14,7 +14,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/demogateway"
-	"github.com/hermes-agent/hermes-supervisor/internal/pidns"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/pidns"
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 	"github.com/hermes-agent/hermes-supervisor/supervisor"

@@ -23,8 +23,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/hermes-agent/hermes-supervisor/internal/pidns"
-	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/pidns"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 	"github.com/hermes-agent/hermes-supervisor/platform/ctlsock"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 	"github.com/hermes-agent/hermes-supervisor/supervisor"

@@ -113,7 +113,7 @@ func run(ctx context.Context, c config) (*report, error) {
 	}
 	defer os.RemoveAll(scratch)
 	child := filepath.Join(scratch, "child")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", child, "./internal/bench/child").CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", child, "./internal/tools/bench/child").CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("build the bench child (run from the module root): %w\n%s", err, out)
 	}
 	step := func(name string, f func() error) error {

@@ -24,7 +24,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )

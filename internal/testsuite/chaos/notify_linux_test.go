@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/demogateway"
-	"github.com/hermes-agent/hermes-supervisor/internal/testdir"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 	"github.com/hermes-agent/hermes-supervisor/supervisor"
 )
 

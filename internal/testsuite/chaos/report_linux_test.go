@@ -2,7 +2,7 @@ package chaos
 
 const reportHead = `# Reliability
 
-What ` + "`make chaos`" + ` (` + "`internal/chaos`" + `) did to real supervisors and gateways, and how many
+What ` + "`make chaos`" + ` (` + "`internal/testsuite/chaos`" + `) did to real supervisors and gateways, and how many
 times the promise held: the gateway comes back, nothing foreign is signalled, no file of a live
 gateway is deleted, and every refusal is one clear line. ` + "`make test`" + ` runs the same scenarios
 with small counts on every change. Each row is one scenario; "survived" counts the tries after which
