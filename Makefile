@@ -1,4 +1,5 @@
-# hermes-supervisor — `make run` and `make test` are the two set-up commands.
+# hermes-supervisor — `make run` and `make test` are the two set-up commands;
+# `make quick` is the fast loop while you work (docs/developing.md).
 GO      ?= go
 BIN     := bin/hermes-supervisor
 DEMO    := $(CURDIR)/.demo
@@ -22,7 +23,7 @@ CHAOSFLAGS ?= -chaos.kills=1000 -chaos.supkills=200 -chaos.rounds=10
 # when it happens and still fails its process with exit code 66.
 export GORACE ?= atexit_sleep_ms=0
 
-.PHONY: all build run run-hang test test-deps check fmt-check vet lint cross unit wine-test fuzz-smoke fuzz chaos bench bench-peers deploy clean
+.PHONY: all build run run-hang quick test test-deps check fmt-check vet lint cross unit wine-test fuzz-smoke fuzz chaos bench bench-peers deploy clean
 
 all: build
 
@@ -44,6 +45,17 @@ run-hang: build
 test: test-deps fmt-check vet lint cross unit wine-test fuzz-smoke
 
 check: test
+
+# The fast loop: gofmt, vet for this OS, and every package's tests with
+# -short, without the race detector, Wine, systemd-nspawn or root. The
+# suites that inject faults or boot containers (internal/testsuite/chaos,
+# e2e, systemdtest) are left to `make test`; tests that need root skip when
+# not root, saying why. go test's cache reruns only what changed
+# (QUICKFLAGS=-count=1 for a cold run).
+QUICK_SKIP := /internal/testsuite/(chaos|e2e|systemdtest)$$
+quick: fmt-check
+	$(GO) vet ./...
+	$(GO) test -short $(QUICKFLAGS) $$($(GO) list ./... | grep -Ev '$(QUICK_SKIP)')
 
 # The Debian packages the tests need: systemd-analyze checks the units we
 # render; systemd-nspawn boots a real systemd for internal/testsuite/systemdtest, and
