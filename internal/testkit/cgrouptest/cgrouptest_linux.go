@@ -15,9 +15,7 @@ import (
 
 var made atomic.Int64
 
-// New makes a cgroup under the test's own and returns its directory and
-// its path in the hierarchy (as /proc/<pid>/cgroup names it).
-func New(t testing.TB) (dir, path string) {
+func newCgroup(t testing.TB) (dir, path string) {
 	t.Helper()
 	skip := t.Skipf
 	if os.Getenv("CI") != "" {
@@ -36,7 +34,7 @@ func New(t testing.TB) (dir, path string) {
 		t.Fatalf("create a test cgroup under our own: %v", err)
 	}
 	t.Cleanup(func() {
-		if err := Remove(dir); err != nil {
+		if err := remove(dir); err != nil {
 			t.Errorf("test cgroup left behind: %v", err)
 		}
 	})
@@ -72,9 +70,7 @@ func ownDir() (path, dir string, err error) {
 	return "", "", errors.New("no cgroup2 mount of the whole hierarchy")
 }
 
-// Sub makes the cgroup dir/name with the xattrs given as name, value
-// pairs ("trusted.delegate", "1" marks it delegated as systemd does).
-func Sub(t testing.TB, dir, name string, xattrs ...string) string {
+func sub(t testing.TB, dir, name string, xattrs ...string) string {
 	t.Helper()
 	d := filepath.Join(dir, name)
 	if err := os.Mkdir(d, 0o755); err != nil {
@@ -88,9 +84,7 @@ func Sub(t testing.TB, dir, name string, xattrs ...string) string {
 	return d
 }
 
-// Remove kills whatever runs in dir and below, and removes them all,
-// deepest first.
-func Remove(dir string) error {
+func remove(dir string) error {
 	_ = os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
 	var dirs []string
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {

@@ -9,16 +9,7 @@ import (
 	"syscall"
 )
 
-// Signalled is the exit code of a bystander that received any catchable
-// signal: a test that sees it knows the supervisor signalled a process it
-// must never touch.
-const Signalled = 42
-
-// Bystander is the body of an unrelated process that happens to get a
-// recorded pid: it exits 0 when its stdin closes and Signalled on any
-// catchable signal. It never returns. Once it records signals it writes
-// bystanderReady to stdout (see StartBystander).
-func Bystander() {
+func bystander() {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGQUIT)
 	os.Stdout.WriteString(bystanderReady)
@@ -34,11 +25,7 @@ func Bystander() {
 
 const bystanderReady = "bystander ready\n"
 
-// StartBystander starts cmd, a Bystander, at pid (see StartAt) and returns
-// once it runs and records signals. Before that, its command line reads
-// empty and a signal would meet its default action: a test that judged or
-// signalled it earlier would test the kernel's exec, not the supervisor.
-func StartBystander(cmd *exec.Cmd, pid int) error {
+func startBystander(cmd *exec.Cmd, pid int) error {
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return err

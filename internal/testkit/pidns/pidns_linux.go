@@ -17,12 +17,7 @@ const marker = "HERMES_SUPERVISOR_PIDNS"
 // why is set once by Main, before any test runs, and only read afterwards.
 var why = "pidns.Main was not called from TestMain"
 
-// Main is called from TestMain. Outside the namespace it re-executes the
-// test binary inside a new PID and mount namespace (and a user namespace
-// when not root) and exits with its status; inside, it mounts a private
-// /proc and runs the tests. If no namespace can be made, the tests run
-// here and Available reports false.
-func Main(m *testing.M) {
+func runMain(m *testing.M) {
 	if os.Getenv(marker) == "probe" {
 		os.Exit(0)
 	}
@@ -81,15 +76,11 @@ func setupInside() error {
 	return probe.Run()
 }
 
-// Available reports whether the tests run inside a private PID namespace.
-func Available() bool { return why == "" }
+func available() bool { return why == "" }
 
-// Why says why the namespace is not available.
-func Why() string { return why }
+func whyNot() string { return why }
 
-// StartAt starts cmd so that its process gets exactly pid, by writing
-// pid-1 to ns_last_pid under flock (the CRIU convention).
-func StartAt(cmd *exec.Cmd, pid int) error {
+func startAt(cmd *exec.Cmd, pid int) error {
 	if !Available() {
 		return fmt.Errorf("start at pid %d: %s", pid, why)
 	}

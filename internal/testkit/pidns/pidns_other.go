@@ -4,19 +4,23 @@ package pidns
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"testing"
 )
 
-// Main runs the tests: only Linux has PID namespaces.
-func Main(m *testing.M) { os.Exit(m.Run()) }
+func runMain(m *testing.M) { os.Exit(m.Run()) }
 
-// Available reports false: only Linux has PID namespaces.
-func Available() bool { return false }
+func available() bool { return false }
 
-// Why says why the namespace is not available.
-func Why() string { return "PID namespaces exist only on Linux" }
+func whyNot() string { return "PID namespaces exist only on Linux" }
 
-// StartAt is unsupported outside Linux.
-func StartAt(*exec.Cmd, int) error { return errors.ErrUnsupported }
+func startAt(*exec.Cmd, int) error { return errors.ErrUnsupported }
+
+func bystander() {
+	fmt.Fprintln(os.Stderr, "pidns: a bystander needs a PID namespace, which only Linux has")
+	os.Exit(2)
+}
+
+func startBystander(*exec.Cmd, int) error { return errors.ErrUnsupported }

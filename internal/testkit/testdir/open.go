@@ -1,12 +1,7 @@
-//go:build unix
-
 package testdir
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 )
 
@@ -37,11 +32,6 @@ func OpenCopy(t testing.TB, name string) string {
 // every user. cp writes the copy, not this process: a write descriptor of
 // ours would leak into every child that parallel tests fork meanwhile, and
 // exec of the copy would fail with "text file busy" until each of them had
-// exec'd (golang/go#22315).
-func CopySelf(dir, name string) (string, error) {
-	exe := filepath.Join(dir, name)
-	if out, err := exec.Command("cp", os.Args[0], exe).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("copy the test binary to %s: %w: %s", exe, err, out)
-	}
-	return exe, os.Chmod(exe, 0o755)
-}
+// exec'd (golang/go#22315). It is POSIX's: on Windows it returns an error
+// wrapping errors.ErrUnsupported.
+func CopySelf(dir, name string) (string, error) { return copySelf(dir, name) }
