@@ -17,23 +17,6 @@ import (
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
-// manualClock stands still; its timers fire only when a test says so, and
-// remember what they were armed for.
-type manualClock struct{ now time.Time }
-
-type manualTimer struct {
-	d       time.Duration
-	c       chan time.Time
-	stopped bool
-}
-
-func (c *manualClock) Now() time.Time { return c.now }
-func (c *manualClock) NewTimer(d time.Duration) Timer {
-	return &manualTimer{d: d, c: make(chan time.Time, 1)}
-}
-func (t *manualTimer) C() <-chan time.Time { return t.c }
-func (t *manualTimer) Stop() bool          { t.stopped = true; return true }
-
 // fakeGateway is a spawned gateway that is no process: it records what the
 // supervisor asks of it, and exits only when the test says.
 type fakeGateway struct {
@@ -54,11 +37,11 @@ func (g *fakeGateway) startedAt() time.Time           { return g.begun }
 func (g *fakeGateway) cgroup() string                 { return "" }
 
 // machine is a supervisor whose loop the test plays: it fires triggers and
-// hands in events as Run would, with a fake spawn and a manual clock.
+// hands in events as Run would, with a fake spawn and a test clock.
 type machine struct {
 	t      *testing.T
 	s      *Supervisor
-	clock  *manualClock
+	clock  *testClock
 	spawns []*fakeGateway
 }
 
@@ -70,7 +53,7 @@ func newMachine(t *testing.T) *machine {
 			t.Fatal(err)
 		}
 	}
-	m := &machine{t: t, clock: &manualClock{now: time.Date(2026, 9, 1, 10, 0, 0, 0, time.UTC)}}
+	m := &machine{t: t, clock: &testClock{now: time.Date(2026, 9, 1, 10, 0, 0, 0, time.UTC)}}
 	cfg := Config{
 		Command: []string{"fake-gateway"}, Layout: layout, Policy: testPolicy(),
 		StopTimeout: 10 * time.Second, MaxStopExtension: time.Minute, ReadyTimeout: 30 * time.Second, Watchdog: WatchdogOff,
@@ -110,7 +93,7 @@ func (m *machine) armed(t Timer) time.Duration {
 	if t == nil {
 		return 0
 	}
-	return t.(*manualTimer).d
+	return t.(*testTimer).d
 }
 
 // setup drives the real machine, by its own triggers and events, to the

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -246,61 +245,6 @@ func TestOutputExpansion(t *testing.T) {
 	}
 }
 
-// stepClock is a Clock whose time moves and whose timers fire only when
-// the test says so.
-type stepClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*stepTimer
-	made   chan struct{} // one value per NewTimer
-}
-
-type stepTimer struct {
-	at time.Time
-	c  chan time.Time
-}
-
-func (t *stepTimer) C() <-chan time.Time { return t.c }
-func (t *stepTimer) Stop() bool          { return true }
-
-func newStepClock() *stepClock {
-	return &stepClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), made: make(chan struct{}, 100)}
-}
-
-func (c *stepClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *stepClock) NewTimer(d time.Duration) Timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &stepTimer{at: c.now.Add(d), c: make(chan time.Time, 1)}
-	c.timers = append(c.timers, t)
-	c.made <- struct{}{}
-	return t
-}
-
-// advance moves the time on and, if fire, fires the timers that are due.
-func (c *stepClock) advance(d time.Duration, fire bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	if !fire {
-		return
-	}
-	kept := c.timers[:0]
-	for _, t := range c.timers {
-		if t.at.After(c.now) {
-			kept = append(kept, t)
-			continue
-		}
-		t.c <- c.now
-	}
-	c.timers = kept
-}
-
 // entrySink is a log destination that hands over every entry as it is
 // written, so that a test waits for an entry instead of sleeping.
 type entrySink struct{ entries chan string }
@@ -378,7 +322,7 @@ func TestOutputRateLimit(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			clock := newStepClock()
+			clock := newTestClock()
 			sink := entrySink{entries: make(chan string, 100)}
 			cfg := zap.NewProductionEncoderConfig()
 			log := zap.New(zapcore.NewCore(termtext.Encoder(zapcore.NewJSONEncoder(cfg)), sink, zap.InfoLevel))
