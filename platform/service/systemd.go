@@ -362,8 +362,8 @@ func (s Systemd) notRunning(ctx context.Context, c Config, u unitState, after st
 	if out, err := s.output(ctx, journal); err == nil && len(bytes.TrimSpace(out)) > 0 {
 		logs = lastLines(string(out), 15)
 	}
-	return fmt.Errorf("%w: %s.service is %s%s; its last log lines:\n%s\nfix the cause (`%s` shows more), then run `hermes-supervisor start`",
-		ErrNotRunning, c.name(), u, after, logs, Join(append(journal[:1], journal[len(journal)-2:]...)))
+	return fmt.Errorf("%w: %s.service is %s%s; its last log lines:\n%s\nfix the cause (`%s` shows more), then run `%s`",
+		ErrNotRunning, c.name(), u, after, logs, Join(append(journal[:1], journal[len(journal)-2:]...)), c.command("start"))
 }
 
 // systemdArgs joins a command line for ExecStart=.
