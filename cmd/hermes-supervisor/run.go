@@ -70,11 +70,12 @@ HERMES_GATEWAY_MAX_STARTS=0 unless the config file's "env" sets them.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			err := runSupervisor(cmd, g, f, args)
 			if err != nil && f.asService && service.SupportsRunAsService() {
-				log := ""
+				log, name := "", service.Name
 				if layout, lerr := g.layout(); lerr == nil {
 					log = filepath.Join(layout.Home, "hermes-supervisor.log")
+					name = service.NameFor(lockstore.ServiceSuffix(layout.Home))
 				}
-				service.ReportStartupError(log, err)
+				service.ReportStartupError(name, log, err)
 			}
 			return err
 		},

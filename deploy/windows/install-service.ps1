@@ -1,22 +1,28 @@
 # Written by make deploy from the templates `hermes-supervisor install` renders.
-# Installs hermes-supervisor as the Windows service hermes-supervisor, as
-# `hermes-supervisor install` does: run it in an elevated PowerShell.
+# Installs hermes-supervisor as the Windows service hermes-supervisor (hermes-supervisor-<profile>
+# for a named profile's home), as `hermes-supervisor install` does: run it in
+# an elevated PowerShell.
 #   .\install-service.ps1 -Exe 'C:\Program Files\hermes-supervisor\hermes-supervisor.exe'
+#   .\install-service.ps1 -Exe ... -HermesProfile work   # <root>\profiles\work, as hermes -p work
 # -Migrate also ends and disables Hermes' own Scheduled Tasks Hermes_Gateway[_<suffix>]
-# of this home and moves its Startup-folder launcher aside.
+# of this home and moves its Startup-folder launcher aside; other profiles'
+# are left alone.
 param(
     [Parameter(Mandatory = $true)][string]$Exe,
     [string]$HermesHome = '',
+    [string]$HermesProfile = '',
     [switch]$Migrate,
     [int]$WaitSeconds = 90
 )
 $ErrorActionPreference = 'Stop'
-$name = 'hermes-supervisor'
 # Nothing written into the service's definition may hold a control
 # character or a line separator (docs/security.md).
 $unsafe = '[\p{Cc}\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]'
 function Assert-Safe([string]$what, [string]$value) {
     if ($value -match $unsafe) { throw "$what holds a control character or line separator: fix it, nothing was changed" }
+}
+if ($HermesHome -and $HermesProfile) {
+    throw "pass -HermesHome or -HermesProfile, not both: -HermesProfile selects <root>\profiles\<name> of Hermes' default home; nothing was changed"
 }
 if (-not $HermesHome) {
     # Hermes' own default, as install resolves it: HERMES_HOME when set,
@@ -30,8 +36,51 @@ if (-not $HermesHome) {
         $HermesHome = Join-Path $base ('hermes' + $env:HERMES_DATA_DIR_SUFFIX)
     }
 }
+# Hermes' profile rules, as `hermes -p` and hermes-supervisor apply them: a
+# name is a profile id, matched case-sensitively, that is not reserved; the
+# root of a home <root>\profiles\<name> is <root>; `default` is the root.
+$profileId = '^[a-z0-9][a-z0-9_-]{0,63}\z'
+$reserved = @('hermes', 'test', 'tmp', 'root', 'sudo')
+function Get-ProfileOf([string]$home_) {
+    $parent = Split-Path -Parent $home_
+    if (-not $parent) { return '' }
+    $leaf = Split-Path -Leaf $home_
+    if ((Split-Path -Leaf $parent) -ceq 'profiles' -and $leaf -cmatch $profileId -and $reserved -cnotcontains $leaf -and $leaf -cne 'default') { return $leaf }
+    return ''
+}
+if ($HermesProfile) {
+    if ($HermesProfile -cnotmatch $profileId -or $reserved -ccontains $HermesProfile) {
+        throw "-HermesProfile: '$HermesProfile' is not a Hermes profile name: use 1 to 64 lowercase letters, digits, - and _, starting with a letter or digit, not $($reserved -join ', '); nothing was changed"
+    }
+    $root = $HermesHome.TrimEnd('\')
+    if (Get-ProfileOf $root) { $root = Split-Path -Parent (Split-Path -Parent $root) }
+    if ($HermesProfile -cne 'default') {
+        $HermesHome = Join-Path $root "profiles\$HermesProfile"
+        if (Test-Path -LiteralPath (Join-Path $root "profiles\.deleted\$HermesProfile")) {
+            throw "profile $HermesProfile is deleted (Hermes' tombstone $root\profiles\.deleted\$HermesProfile); nothing was changed"
+        }
+        if (-not (Test-Path -LiteralPath $HermesHome -PathType Container)) {
+            throw "profile $HermesProfile does not exist: no directory $HermesHome (hermes profile create $HermesProfile); nothing was changed"
+        }
+    } else {
+        $HermesHome = $root
+    }
+}
 Assert-Safe '-Exe' $Exe
 Assert-Safe '-HermesHome' $HermesHome
+# One service per home: a named profile's has a name of its own (as
+# Hermes' task Hermes_Gateway_<profile>), so that it never replaces another
+# profile's; its gateway runs as hermes -p <profile>, as Hermes' own
+# launchers run it.
+$profileName = Get-ProfileOf $HermesHome.TrimEnd('\')
+$name = 'hermes-supervisor'
+$display = 'Hermes supervisor'
+$gatewayProfile = @()
+if ($profileName) {
+    $name = "$name-$profileName"
+    $display = "$display ($profileName)"
+    $gatewayProfile = @('-p', $profileName)
+}
 
 # Hermes keeps each task's launcher in <home>\gateway-service, named after
 # the task: those of this home are this home's tasks; other profiles' tasks
@@ -70,7 +119,7 @@ foreach ($entry in $entries) {
 # found now, on your PATH, and pinned: a service gets no PATH of yours.
 $me = [System.Security.Principal.WindowsIdentity]::GetCurrent()
 $sid = $me.User.Value
-$cred = Get-Credential -UserName $me.Name -Message 'The hermes-supervisor service runs as you: your Windows password'
+$cred = Get-Credential -UserName $me.Name -Message "The $name service runs as you: your Windows password"
 # Without the "Log on as a service" right the service manager cannot log
 # on as you and the start fails with error 1069: grant it, as install does.
 $rights = Join-Path $env:TEMP 'hermes-supervisor-rights.inf'
@@ -89,7 +138,7 @@ $hermes = (Get-Command hermes -CommandType Application -ErrorAction Stop).Source
 Assert-Safe 'the hermes found on PATH' $hermes
 Assert-Safe 'PATH' $env:PATH
 # The installing user may also use the control pipe (status, stop, restart).
-$argv = @('--home', $HermesHome) + @('run', '--stop-timeout', '1m15s', '--service') + @('--control-user', $sid, '--', $hermes, 'gateway', 'run')
+$argv = @('--home', $HermesHome) + @('run', '--stop-timeout', '1m15s', '--service') + @('--control-user', $sid, '--', $hermes) + $gatewayProfile + @('gateway', 'run')
 # Quoted as CommandLineToArgvW reads it back: backslashes before a quote
 # and at the end of a quoted word are doubled.
 $quote = { param($a) if ($a -ne '' -and $a -notmatch '[\s"]') { $a } else { '"' + (($a -replace '(\\*)"', '$1$1\"') -replace '(\\+)$', '$1$1') + '"' } }
@@ -100,8 +149,8 @@ if (Get-Service -Name $name -ErrorAction SilentlyContinue) {
     Stop-Service -Name $name -ErrorAction SilentlyContinue
     sc.exe config $name binPath= $bin start= auto obj= $me.Name password= $cred.GetNetworkCredential().Password | Out-Null
 } else {
-    New-Service -Name $name -BinaryPathName $bin -DisplayName 'Hermes supervisor' -StartupType Automatic -Credential $cred `
-        -Description "Supervises the Hermes Agent gateway for $HermesHome (hermes-supervisor)." | Out-Null
+    New-Service -Name $name -BinaryPathName $bin -DisplayName $display -StartupType Automatic -Credential $cred `
+        -Description "Supervises the Hermes Agent gateway for $HermesHome ($name)." | Out-Null
 }
 # Your PATH for the gateway's own tools; you may start, stop and query the
 # service without an elevated shell.

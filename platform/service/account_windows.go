@@ -155,11 +155,11 @@ func grantInstaller(h windows.Handle, installer string) error {
 	return nil
 }
 
-// pinEnvironment sets the service's registry Environment, which the
-// service manager adds to the environment it starts the service with:
+// pinEnvironment sets the registry Environment of the service name, which
+// the service manager adds to the environment it starts the service with:
 // a service gets the machine's variables, never the user's own PATH.
-func pinEnvironment(env []string) error {
-	k, err := registry.OpenKey(registry.LOCAL_MACHINE, `SYSTEM\CurrentControlSet\Services\`+Name, registry.SET_VALUE)
+func pinEnvironment(name string, env []string) error {
+	k, err := registry.OpenKey(registry.LOCAL_MACHINE, `SYSTEM\CurrentControlSet\Services\`+name, registry.SET_VALUE)
 	if err != nil {
 		return fmt.Errorf("open the service's registry key: %w", err)
 	}

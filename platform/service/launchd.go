@@ -206,7 +206,7 @@ func (l Launchd) waitStopped(ctx context.Context, c Config, target, pid string, 
 		case now.LastExit != "" && now.LastExit != "0":
 			return false, l.notRunning(c, now, " after SIGTERM, so launchd restarts it (it stops only after exit 0)")
 		case now.State == "running":
-			return false, fmt.Errorf("%s: the supervisor (pid %s) exited and launchd started another (pid %s): run `hermes-supervisor stop` again", target, pid, now.PID)
+			return false, fmt.Errorf("%s: the supervisor (pid %s) exited and launchd started another (pid %s): run `%s` again", target, pid, now.PID, c.command("stop"))
 		}
 		return true, nil
 	})
@@ -323,7 +323,7 @@ func (l Launchd) notRunning(c Config, a agentState, after string) error {
 		lines = "(none readable)"
 	}
 	return fmt.Errorf("%w: %s is %q (last exit code %s)%s; its last log lines:\n%s\nfix the cause (%s has more), then run `%s`",
-		ErrNotRunning, c.label(), a.State, a.LastExit, after, lines, log, c.startCommand())
+		ErrNotRunning, c.label(), a.State, a.LastExit, after, lines, log, c.command("start"))
 }
 
 // output runs argv (launchctl) and returns what it printed.

@@ -39,20 +39,20 @@ func LabelFor(suffix string) string {
 func (c Config) name() string  { return NameFor(c.Suffix) }
 func (c Config) label() string { return LabelFor(c.Suffix) }
 
+// command is the hermes-supervisor command line that does verb to c's
+// service, for an error that tells the user what to run: a named
+// profile's needs its -p.
+func (c Config) command(verb string) string {
+	if c.Suffix == "" {
+		return "hermes-supervisor " + verb
+	}
+	return "hermes-supervisor -p " + c.Suffix + " " + verb
+}
+
 // checkSuffix refuses a suffix that is no profile id.
 func (c Config) checkSuffix() error {
 	if c.Suffix != "" && !suffixWord.MatchString(c.Suffix) {
 		return fmt.Errorf("service: %q is no profile name to name a service by", c.Suffix)
 	}
 	return nil
-}
-
-// startCommand is the command that starts c's service again, for the
-// hints of a service that did not come up: a profile's own, which `-p`
-// selects, so that its user is not sent to the root home's service.
-func (c Config) startCommand() string {
-	if c.Suffix == "" {
-		return "hermes-supervisor start"
-	}
-	return "hermes-supervisor -p " + c.Suffix + " start"
 }

@@ -1,6 +1,8 @@
 package service
 
 import (
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,3 +48,67 @@ func TestPowershellScriptDefaults(t *testing.T) {
 // hermesWindowsHome is Hermes' Windows home as the supervisor resolves it:
 // the packaged script must default to the same place.
 var hermesWindowsHome = WindowsHome{Base: lockstore.WindowsHomeBase, Name: lockstore.WindowsHomeName}
+
+// The packaged script installs a named profile's service as install does:
+// -HermesProfile (or a -HermesHome of the shape <root>\profiles\<name>)
+// names the service hermes-supervisor-<name> and runs hermes -p <name>;
+// it takes a profile name exactly when Hermes' -p does (lockstore's
+// rule), and refuses a deleted profile, a missing one, and -HermesHome
+// with -HermesProfile, all before anything is created.
+func TestPowershellScriptProfile(t *testing.T) {
+	files, err := DeployFiles(hermesWindowsHome)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := string(files["windows/install-service.ps1"])
+	index := func(s string) int {
+		t.Helper()
+		i := strings.Index(script, s)
+		if i < 0 {
+			t.Errorf("the script lacks %s", s)
+		}
+		return i
+	}
+	index("[string]$HermesProfile = ''")
+	// The names, as NameFor makes them; the gateway's -p, as install's.
+	index("$name = '" + NameFor("") + "'")
+	index(`$name = "$name-$profileName"`)
+	index(`$gatewayProfile = @('-p', $profileName)`)
+	index(`'--', $hermes) + $gatewayProfile + @('gateway', 'run')`)
+	index(`-DisplayName $display`)
+	index(`-Description "Supervises the Hermes Agent gateway for $HermesHome ($name)."`)
+	create := index("New-Service")
+	for _, refusal := range []string{"pass -HermesHome or -HermesProfile, not both", `profiles\.deleted\$HermesProfile`, "does not exist: no directory"} {
+		if i := index(refusal); i > create {
+			t.Errorf("the script refuses %q only after it created the service", refusal)
+		}
+	}
+	if resolve, check := index(`$HermesHome = Join-Path $root "profiles\$HermesProfile"`), index("Assert-Safe '-HermesHome' $HermesHome"); resolve > check {
+		t.Error("the profile's home is chosen after the home is checked for control characters")
+	}
+
+	// The script's profile id and reserved names judge as Hermes' -p.
+	_, rest, _ := strings.Cut(script, "$profileId = '")
+	pattern, _, _ := strings.Cut(rest, "'\n")
+	if !strings.HasSuffix(pattern, `\z`) {
+		t.Errorf("the script's profile id %q does not end in \\z: .NET's $ also matches before a final newline", pattern)
+	}
+	id, err := regexp.Compile(pattern)
+	if err != nil {
+		t.Fatalf("the script's profile id %q: %v", pattern, err)
+	}
+	_, rest, _ = strings.Cut(script, "$reserved = @(")
+	list, _, _ := strings.Cut(rest, ")")
+	var reserved []string
+	for _, q := range strings.Split(list, ", ") {
+		reserved = append(reserved, strings.Trim(q, "'"))
+	}
+	for _, name := range []string{"work", "family-2", "a_b", "0", "default", strings.Repeat("a", 64), strings.Repeat("a", 65),
+		"Work", "test", "sudo", "hermes", "-x", "_x", "work\n", "wörk", "a.b", `..\x`, ""} {
+		script := id.MatchString(name) && !slices.Contains(reserved, name)
+		hermes := lockstore.ValidateProfileName(name) == nil
+		if script != hermes {
+			t.Errorf("-HermesProfile %q: the script takes it: %v; Hermes' -p: %v", name, script, hermes)
+		}
+	}
+}

@@ -93,7 +93,7 @@ func TestReportStartupError(t *testing.T) {
 	if err := os.WriteFile(log, []byte("earlier line\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ReportStartupError(log, errors.New("home is locked by pid 42"))
+	ReportStartupError(Name, log, errors.New("home is locked by pid 42"))
 	b, err := os.ReadFile(log)
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ func RunAsService(name string, _ time.Duration, _ *Notifications, _ func(ctx con
 func SupportsRunAsService() bool { return false }
 
 // reportEvent: systemd and launchd keep the supervisor's stderr.
-func reportEvent(string) {}
+func reportEvent(string, string) {}
 
 // Password returns nothing: systemd and launchd run the service as its
 // user without a password.

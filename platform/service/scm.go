@@ -5,6 +5,15 @@ import "time"
 // hermesTask is the Scheduled Task Hermes installs to restart its gateway.
 const hermesTask = "Hermes_Gateway"
 
+// displayName is what the Services console lists the service of the home
+// with suffix as: a named profile's says which profile it is.
+func displayName(suffix string) string {
+	if suffix == "" {
+		return "Hermes supervisor"
+	}
+	return "Hermes supervisor (" + suffix + ")"
+}
+
 // recoveryDelays are the SCM's recovery actions when the supervisor dies:
 // restart it after 5 s, again after 10 s, then every 60 s; a day without
 // failures (recoveryReset, in seconds) resets the count. Shared with the

@@ -5,14 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
+	"golang.org/x/sys/windows/registry"
 	"golang.org/x/sys/windows/svc"
 	"golang.org/x/sys/windows/svc/mgr"
 
@@ -40,6 +43,12 @@ func TestMain(m *testing.M) {
 // then the supervisor does not count it ready. It exits on the supervisor's
 // planned-stop marker, as Hermes does on Windows.
 func stubGateway() {
+	if slices.Contains(os.Args, "--help") {
+		// The supervisor asks `hermes gateway run --help` whether this
+		// Hermes takes --external-supervisor: an older one, which does not.
+		fmt.Println("usage: hermes gateway run [-h] [--replace]")
+		os.Exit(0)
+	}
 	home := os.Getenv("HERMES_HOME")
 	_ = os.MkdirAll(home, 0o700)
 	b, _ := json.Marshal(map[string]any{"argv": os.Args, "path": os.Getenv("PATH")})
@@ -101,7 +110,7 @@ func TestSCMLifeCycle(t *testing.T) {
 		}
 	})
 
-	err = withService(windows.SERVICE_QUERY_CONFIG, func(s *mgr.Service) error {
+	err = withService(Name, windows.SERVICE_QUERY_CONFIG, func(s *mgr.Service) error {
 		// QueryServiceConfig itself: mgr's Config also asks for options
 		// Wine does not keep.
 		var need uint32
@@ -128,7 +137,7 @@ func TestSCMLifeCycle(t *testing.T) {
 		t.Fatalf("the installed service cannot be opened: %v", err)
 	}
 
-	if st := serviceState(t); st != svc.Running {
+	if st := serviceState(t, Name); st != svc.Running {
 		t.Errorf("service state %d after install waited for it, want running", st)
 	}
 	if defs := (SCM{}).Installed(c); len(defs) != 1 || !defs[0].System || defs[0].Home != c.Home {
@@ -139,7 +148,7 @@ func TestSCMLifeCycle(t *testing.T) {
 	if err := stop.Apply(ctx, run); err != nil {
 		t.Fatal(err)
 	}
-	if st := serviceState(t); st != svc.Stopped {
+	if st := serviceState(t, Name); st != svc.Stopped {
 		t.Fatalf("service state %d after stop", st)
 	}
 	start, _ := SCM{}.Control(c, "start")
@@ -152,7 +161,7 @@ func TestSCMLifeCycle(t *testing.T) {
 	if err := un.Apply(ctx, run); err != nil {
 		t.Fatal(err)
 	}
-	if err := withService(windows.SERVICE_QUERY_STATUS, func(*mgr.Service) error { return nil }); err == nil {
+	if err := withService(Name, windows.SERVICE_QUERY_STATUS, func(*mgr.Service) error { return nil }); err == nil {
 		t.Fatal("the service is still installed after uninstall")
 	}
 }
@@ -162,17 +171,17 @@ func isWine() bool {
 	return windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil
 }
 
-func serviceState(t *testing.T) svc.State {
+func serviceState(t *testing.T, name string) svc.State {
 	t.Helper()
-	return serviceStatus(t).State
+	return serviceStatus(t, name).State
 }
 
 // serviceStatus asks QueryServiceStatusEx itself: mgr's Query drops the
 // checkpoint and the wait hint.
-func serviceStatus(t *testing.T) svc.Status {
+func serviceStatus(t *testing.T, name string) svc.Status {
 	t.Helper()
 	var p windows.SERVICE_STATUS_PROCESS
-	err := withService(windows.SERVICE_QUERY_STATUS, func(s *mgr.Service) error {
+	err := withService(name, windows.SERVICE_QUERY_STATUS, func(s *mgr.Service) error {
 		var need uint32
 		return windows.QueryServiceStatusEx(s.Handle, windows.SC_STATUS_PROCESS_INFO, (*byte)(unsafe.Pointer(&p)), uint32(unsafe.Sizeof(p)), &need)
 	})
@@ -286,7 +295,7 @@ func TestSCMRunsTheGatewayInstallFound(t *testing.T) {
 	// The gateway runs but is not ready: the SCM must say StartPending,
 	// with a checkpoint that keeps moving (polled: the SCM has no events).
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(500 * time.Millisecond) {
-		st := serviceStatus(t)
+		st := serviceStatus(t, Name)
 		if st.State != svc.StartPending {
 			t.Fatalf("service status %+v while its gateway is not ready, want start pending", st)
 		}
@@ -302,7 +311,7 @@ func TestSCMRunsTheGatewayInstallFound(t *testing.T) {
 	if err := stop.Apply(ctx, run); err != nil {
 		t.Fatalf("stop while start pending: %v", err)
 	}
-	if st := serviceState(t); st != svc.Stopped {
+	if st := serviceState(t, Name); st != svc.Stopped {
 		t.Fatalf("service state %d after a stop while start pending", st)
 	}
 	// Started again, it is ready once the stub says so, and start --wait
@@ -315,7 +324,7 @@ func TestSCMRunsTheGatewayInstallFound(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- start.Apply(ctx, run) }()
 	waitStub()
-	if st := serviceState(t); st != svc.StartPending {
+	if st := serviceState(t, Name); st != svc.StartPending {
 		t.Errorf("service state %d before the gateway is ready, want start pending", st)
 	}
 	if err := os.WriteFile(filepath.Join(c.Home, "stub-ready"), nil, 0o600); err != nil {
@@ -329,7 +338,7 @@ func TestSCMRunsTheGatewayInstallFound(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		t.Fatal("start --wait did not return")
 	}
-	if st := serviceState(t); st != svc.Running {
+	if st := serviceState(t, Name); st != svc.Running {
 		t.Errorf("service state %d after start --wait, want running", st)
 	}
 	waitState(t, c, "running")
@@ -600,4 +609,132 @@ func TestServiceDACL(t *testing.T) {
 	if !found {
 		t.Errorf("no ACE for the installer %s in %s", sid, serviceSDDL(sid))
 	}
+}
+
+// Two profiles of one root installed side by side are two services,
+// hermes-supervisor-work and hermes-supervisor-family (as Hermes names its
+// own Hermes_Gateway_<profile> tasks), each with its own home on its
+// command line, its own supervisor and its own event log source; the
+// root's plain hermes-supervisor is not touched. Stopping or uninstalling
+// one leaves the other running.
+func TestSCMProfilesSideBySide(t *testing.T) {
+	exe := os.Getenv(exeEnv)
+	if exe == "" {
+		t.Skip(exeEnv + " is not set: `make wine-test` (or a Windows CI job) sets it")
+	}
+	dir := testdir.New(t)
+	ctx := context.Background()
+	run := func(context.Context, []string) error { return nil }
+	if err := withService(Name, windows.SERVICE_QUERY_STATUS, func(*mgr.Service) error { return nil }); err == nil {
+		t.Fatalf("a service %s is installed before the test: remove it first", Name)
+	}
+	profiles := []string{"work", "family"}
+	byProfile := map[string]Config{}
+	for _, p := range profiles {
+		home := filepath.Join(dir, "hermes", "profiles", p)
+		// A lock dir each: profiles share Hermes' lock dir, but the demo
+		// gateways would share its one bot token there, and the second
+		// would be refused as Hermes refuses a token in use.
+		c := Config{Exe: exe, Home: home, Suffix: lockstore.ServiceSuffix(home), LockDir: filepath.Join(dir, "locks-"+p),
+			StopTimeout: 10 * time.Second, Demo: true, Wait: time.Minute, Password: testPassword(t)}
+		if c.Suffix != p {
+			t.Fatalf("ServiceSuffix(%s) = %q, want %q", home, c.Suffix, p)
+		}
+		plan, err := SCM{}.Install(c, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if p, err := (SCM{}).Uninstall(c); err == nil {
+				_ = p.Apply(ctx, run)
+			}
+		})
+		if err := plan.Apply(ctx, run); err != nil {
+			t.Fatalf("install %s: %v", p, err)
+		}
+		byProfile[p] = c
+	}
+	if err := withService(Name, windows.SERVICE_QUERY_STATUS, func(*mgr.Service) error { return nil }); err == nil {
+		t.Errorf("a profile's install created the root home's service %s", Name)
+	}
+	for _, p := range profiles {
+		c, name := byProfile[p], Name+"-"+p
+		defs := SCM{}.Installed(c)
+		if len(defs) != 1 || defs[0] != (Definition{System: true, Home: c.Home, Path: name}) {
+			t.Errorf("Installed(%s) = %+v, want the service %s of %s", p, defs, name, c.Home)
+		}
+		err := withService(name, windows.SERVICE_QUERY_CONFIG, func(s *mgr.Service) error {
+			bin, err := binaryPath(s.Handle)
+			if err != nil {
+				return err
+			}
+			args, err := windows.DecomposeCommandLine(bin)
+			if err != nil {
+				return err
+			}
+			if i := slices.Index(args, "--home"); i < 0 || i+1 >= len(args) || args[i+1] != c.Home || !slices.Contains(args, "--service") {
+				t.Errorf("service %s runs %q, want --service with --home %s", name, args, c.Home)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("service %s: %v", name, err)
+		}
+		if st := serviceState(t, name); st != svc.Running {
+			t.Errorf("service %s is in state %d after install waited for it, want running", name, st)
+		}
+		waitState(t, c, "running")
+	}
+	// Each registered its own event log source, where the service manager
+	// keeps them (Wine's too); a failed registration is a step that may fail.
+	source := func(name string) bool {
+		k, err := registry.OpenKey(registry.LOCAL_MACHINE, `SYSTEM\CurrentControlSet\Services\EventLog\Application\`+name, registry.QUERY_VALUE)
+		if err == nil {
+			k.Close()
+		}
+		return err == nil
+	}
+	for _, p := range profiles {
+		if !source(Name + "-" + p) {
+			t.Errorf("no event log source %s-%s after its install", Name, p)
+		}
+	}
+
+	work, family := byProfile["work"], byProfile["family"]
+	stop, _ := SCM{}.Control(work, "stop")
+	if err := stop.Apply(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	if st := serviceState(t, Name+"-work"); st != svc.Stopped {
+		t.Errorf("work's service is in state %d after its stop", st)
+	}
+	if st := serviceState(t, Name+"-family"); st != svc.Running {
+		t.Errorf("family's service is in state %d after work's stop, want running", st)
+	}
+	start, _ := SCM{}.Control(work, "start")
+	if err := start.Apply(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, work, "running")
+
+	un, _ := SCM{}.Uninstall(work)
+	if err := un.Apply(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	if err := withService(Name+"-work", windows.SERVICE_QUERY_STATUS, func(*mgr.Service) error { return nil }); err == nil {
+		t.Error("work's service is still installed after its uninstall")
+	}
+	if source(Name + "-work") {
+		t.Error("work's event log source is still registered after its uninstall")
+	}
+	if defs := (SCM{}).Installed(family); len(defs) != 1 || defs[0].Home != family.Home {
+		t.Errorf("Installed(family) = %+v after work's uninstall", defs)
+	}
+	if st := serviceState(t, Name+"-family"); st != svc.Running {
+		t.Errorf("family's service is in state %d after work's uninstall, want running", st)
+	}
+	if !source(Name + "-family") {
+		t.Error("work's uninstall removed family's event log source")
+	}
+	waitState(t, family, "running")
 }

@@ -114,6 +114,35 @@ func TestWindowsLaunchersOfThisHome(t *testing.T) {
 	}
 }
 
+// A named profile's --migrate touches only that profile's task,
+// Hermes_Gateway_work, whose launcher Hermes keeps in the profile's own
+// home, and the Startup entries that start it: never the root's.
+func TestWindowsLaunchersOfAProfile(t *testing.T) {
+	const home = `C:\Users\Ann Lee\AppData\Local\hermes\profiles\work`
+	const startup = `C:\Users\Ann Lee\AppData\Roaming\Microsoft\Windows\Start Menu\Programs\Startup`
+	glob := func(pattern string) ([]string, error) {
+		dir := "Startup"
+		if strings.Contains(pattern, "gateway-service") {
+			dir = filepath.Join("profiles", "work", "gateway-service")
+		}
+		base := pattern[strings.LastIndexAny(pattern, `\/`)+1:]
+		return filepath.Glob(filepath.Join("testdata", "migrate", "windows", dir, base))
+	}
+	tasks, entries := hermesWindowsLaunchers(home, startup, glob, nil)
+	if !slices.Equal(tasks, []string{"Hermes_Gateway_work"}) {
+		t.Errorf("tasks %q, want [Hermes_Gateway_work]", tasks)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, filepath.Base(e))
+	}
+	// Hermes_Gateway_other.js starts the work profile's launcher too; the
+	// root's entries (Hermes_Gateway.vbs, Hermes_Gateway_js.js) are left.
+	if want := []string{"Hermes_Gateway_work.vbs", "Hermes_Gateway_other.js"}; !slices.Equal(names, want) {
+		t.Errorf("Startup entries %q, want %q", names, want)
+	}
+}
+
 func TestJSStringLiterals(t *testing.T) {
 	tests := []struct {
 		src  string

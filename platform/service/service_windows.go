@@ -97,9 +97,10 @@ func (m SCM) Install(c Config, migrate bool) (Plan, error) {
 		p.do("move "+e+" to "+aside, func(context.Context) error { return os.Rename(e, aside) })
 	}
 	args := scmArgs(c, installer)
+	name := c.name()
 	p.noteOrigins(c)
 	p.do("grant "+account+" the right to log on as a service", func(context.Context) error { return grantServiceLogon(installer, account) })
-	p.do(fmt.Sprintf("stop service %s if it runs, then create or update it: %s (automatic start, as %s)", Name, Join(append([]string{c.Exe}, args...)), account), func(ctx context.Context) error {
+	p.do(fmt.Sprintf("stop service %s if it runs, then create or update it: %s (automatic start, as %s)", name, Join(append([]string{c.Exe}, args...)), account), func(ctx context.Context) error {
 		if c.Password == "" {
 			return fmt.Errorf("%w: the service runs as %s, not as LocalSystem, and the service manager needs that account's Windows password to log on as it: set %s", ErrNeedPassword, account, PasswordEnv)
 		}
@@ -108,20 +109,20 @@ func (m SCM) Install(c Config, migrate bool) (Plan, error) {
 		if err := checkLogon(logon, account, c.Password); err != nil {
 			return err
 		}
-		return waitMarkedForDelete(ctx, markedWait, func() error { return createOrUpdate(ctx, c, args, account) })
+		return waitMarkedForDelete(ctx, name, markedWait, func() error { return createOrUpdate(ctx, c, args, account) })
 	})
 	// After our own service stopped: a gateway still running is Hermes'.
 	p.stopHermes(c, migrate)
 	p.do("let "+account+" start, stop and query the service without an elevated shell", func(context.Context) error {
-		return withService(windows.READ_CONTROL|windows.WRITE_DAC, func(s *mgr.Service) error { return grantInstaller(s.Handle, installer) })
+		return withService(name, windows.READ_CONTROL|windows.WRITE_DAC, func(s *mgr.Service) error { return grantInstaller(s.Handle, installer) })
 	})
 	if c.Path != "" {
 		p.do("pin the service's PATH (its registry Environment) to the installing shell's", func(context.Context) error {
-			return pinEnvironment([]string{"PATH=" + c.Path})
+			return pinEnvironment(name, []string{"PATH=" + c.Path})
 		})
 	}
 	p.do(fmt.Sprintf("at system shutdown, give the gateway %v to stop (pre-shutdown, %v)", shutdownBudget, preshutdownTimeout), func(context.Context) error {
-		return withService(windows.SERVICE_CHANGE_CONFIG, func(s *mgr.Service) error {
+		return withService(name, windows.SERVICE_CHANGE_CONFIG, func(s *mgr.Service) error {
 			info := uint32(preshutdownTimeout / time.Millisecond) // SERVICE_PRESHUTDOWN_INFO: one DWORD
 			err := windows.ChangeServiceConfig2(s.Handle, windows.SERVICE_CONFIG_PRESHUTDOWN_INFO, (*byte)(unsafe.Pointer(&info)))
 			if errors.Is(err, windows.ERROR_INVALID_LEVEL) || errors.Is(err, windows.ERROR_INVALID_PARAMETER) {
@@ -132,7 +133,7 @@ func (m SCM) Install(c Config, migrate bool) (Plan, error) {
 	})
 	p.do("set recovery: restart after 5 s, 10 s, then every 60 s, also after a non-zero exit; reset after a day", func(context.Context) error {
 		// Restart actions need SERVICE_START as well as the change right.
-		return withService(windows.SERVICE_CHANGE_CONFIG|windows.SERVICE_START, func(s *mgr.Service) error {
+		return withService(name, windows.SERVICE_CHANGE_CONFIG|windows.SERVICE_START, func(s *mgr.Service) error {
 			if err := s.SetRecoveryActions(Recovery, recoveryReset); err != nil {
 				return err
 			}
@@ -146,15 +147,15 @@ func (m SCM) Install(c Config, migrate bool) (Plan, error) {
 			return err
 		})
 	})
-	p.Steps = append(p.Steps, Step{What: "register " + Name + " as an event log source, for errors before the service starts", MayFail: true,
+	p.Steps = append(p.Steps, Step{What: "register " + name + " as an event log source, for errors before the service starts", MayFail: true,
 		Do: func(context.Context) error {
-			err := eventlog.InstallAsEventCreate(Name, eventlog.Error|eventlog.Warning|eventlog.Info)
+			err := eventlog.InstallAsEventCreate(name, eventlog.Error|eventlog.Warning|eventlog.Info)
 			if err != nil && strings.Contains(err.Error(), "already exists") {
 				return nil // a reinstall
 			}
 			return err
 		}})
-	p.do("start service "+Name, func(ctx context.Context) error { return startService(ctx) })
+	p.do("start service "+name, func(ctx context.Context) error { return startService(ctx, name) })
 	waitRunning(&p, c)
 	return p, nil
 }
@@ -163,10 +164,10 @@ func (m SCM) Install(c Config, migrate bool) (Plan, error) {
 // is, to run args as account.
 func createOrUpdate(ctx context.Context, c Config, args []string, account string) error {
 	return withManager(windows.SC_MANAGER_CONNECT|windows.SC_MANAGER_CREATE_SERVICE, func(sm *mgr.Mgr) error {
-		cfg := mgr.Config{StartType: mgr.StartAutomatic, DisplayName: "Hermes supervisor",
-			Description:      "Supervises the Hermes Agent gateway for " + c.Home + " (hermes-supervisor).",
+		cfg := mgr.Config{StartType: mgr.StartAutomatic, DisplayName: displayName(c.Suffix),
+			Description:      "Supervises the Hermes Agent gateway for " + c.Home + " (" + c.name() + ").",
 			ServiceStartName: account, Password: c.Password}
-		s, err := sm.OpenService(Name)
+		s, err := sm.OpenService(c.name())
 		if err == nil {
 			// Reinstall: the old binary and arguments must not keep
 			// running, so stop first. Then change only the command
@@ -196,7 +197,7 @@ func createOrUpdate(ctx context.Context, c Config, args []string, account string
 			return windows.ChangeServiceConfig(s.Handle, windows.SERVICE_NO_CHANGE, mgr.StartAutomatic,
 				windows.SERVICE_NO_CHANGE, path, nil, nil, nil, acct, pw, nil)
 		}
-		s, err = sm.CreateService(Name, c.Exe, cfg, args...)
+		s, err = sm.CreateService(c.name(), c.Exe, cfg, args...)
 		if err != nil {
 			return err
 		}
@@ -239,7 +240,7 @@ var ErrMarkedForDelete = errors.New("the service is marked for deletion")
 // marked for deletion (ERROR_SERVICE_MARKED_FOR_DELETE, 1072: an uninstall
 // whose service still ran, or services.msc holding it open), runs it again
 // until wait ends; then it says what holds it and what to do.
-func waitMarkedForDelete(ctx context.Context, wait time.Duration, f func() error) error {
+func waitMarkedForDelete(ctx context.Context, name string, wait time.Duration, f func() error) error {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	var last error
@@ -252,7 +253,7 @@ func waitMarkedForDelete(ctx context.Context, wait time.Duration, f func() error
 	})
 	if err != nil && errors.Is(last, windows.ERROR_SERVICE_MARKED_FOR_DELETE) {
 		return fmt.Errorf("%w: service %s is still marked for deletion after %v (%w): something holds it open: close the Services console (services.msc), Event Viewer and any `sc` or PowerShell session that opened it, stop a process of the old service that still runs (Task Manager, hermes-supervisor.exe), then rerun install; if it stays, reboot",
-			ErrMarkedForDelete, Name, wait, last)
+			ErrMarkedForDelete, name, wait, last)
 	}
 	return err
 }
@@ -263,14 +264,15 @@ func waitMarkedForDelete(ctx context.Context, wait time.Duration, f func() error
 func (m SCM) Uninstall(c Config) (Plan, error) {
 	var p Plan
 	wait := c.StopTimeout + stopGrace
-	p.do(fmt.Sprintf("stop service %s (through its supervisor's control pipe when the service manager refuses, as it does while the service starts), wait up to %v until it is stopped, then delete it", Name, wait),
+	name := c.name()
+	p.do(fmt.Sprintf("stop service %s (through the control pipe of %s's supervisor when the service manager refuses, as it does while the service starts), wait up to %v until it is stopped, then delete it", name, c.Home, wait),
 		func(ctx context.Context) error {
-			return withService(windows.SERVICE_STOP|windows.SERVICE_QUERY_STATUS|windows.DELETE, func(s *mgr.Service) error {
+			return withService(name, windows.SERVICE_STOP|windows.SERVICE_QUERY_STATUS|windows.DELETE, func(s *mgr.Service) error {
 				return uninstallService(ctx, c, s, wait)
 			})
 		})
-	p.Steps = append(p.Steps, Step{What: "unregister the event log source " + Name, MayFail: true,
-		Do: func(context.Context) error { return eventlog.Remove(Name) }})
+	p.Steps = append(p.Steps, Step{What: "unregister the event log source " + name, MayFail: true,
+		Do: func(context.Context) error { return eventlog.Remove(name) }})
 	return p, nil
 }
 
@@ -296,32 +298,35 @@ func uninstallService(ctx context.Context, c Config, s scmService, wait time.Dur
 // ready, up to a minute), it asks the supervisor through c.StopSupervisor,
 // its control pipe, which ends the service too, and waits the same.
 func stopAndWait(ctx context.Context, c Config, s scmService, wait time.Duration) error {
-	err := stopHandle(ctx, s, wait)
+	err := stopHandle(ctx, c.name(), s, wait)
 	if !errors.Is(err, ErrStopRefused) {
 		return err
 	}
 	if c.StopSupervisor == nil {
-		return fmt.Errorf("%w: run `hermes-supervisor stop`, then rerun", err)
+		return fmt.Errorf("%w: run `%s`, then rerun", err, c.command("stop"))
 	}
 	if serr := c.StopSupervisor(ctx); serr != nil {
 		return fmt.Errorf("%w, and the supervisor's control pipe failed too: %w", err, serr)
 	}
-	return waitStopped(ctx, s, wait)
+	return waitStopped(ctx, c.name(), s, wait)
 }
 
 // Control starts, stops or restarts the installed service.
 func (m SCM) Control(c Config, verb string) (Plan, error) {
 	var p Plan
 	wait := c.StopTimeout + stopGrace
+	name := c.name()
+	start := func(ctx context.Context) error { return startService(ctx, name) }
+	stop := func(ctx context.Context) error { return stopService(ctx, name, wait) }
 	switch verb {
 	case "start":
-		p.do("start service "+Name, startService)
+		p.do("start service "+name, start)
 		waitRunning(&p, c)
 	case "stop":
-		p.do("stop service "+Name+" and wait for it", func(ctx context.Context) error { return stopService(ctx, wait) })
+		p.do("stop service "+name+" and wait for it", stop)
 	case "restart":
-		p.do("stop service "+Name+" and wait for it", func(ctx context.Context) error { return stopService(ctx, wait) })
-		p.do("start service "+Name, startService)
+		p.do("stop service "+name+" and wait for it", stop)
+		p.do("start service "+name, start)
 		waitRunning(&p, c)
 	default:
 		return p, fmt.Errorf("service: unknown action %q: use start, stop or restart", verb)
@@ -329,26 +334,28 @@ func (m SCM) Control(c Config, verb string) (Plan, error) {
 	return p, nil
 }
 
-// Installed lists the service, which is always the machine's. It opens
-// the service manager and the service for reading only, so that a user
-// who is not an administrator learns it exists (and `stop` finds the home
-// it runs for) rather than "nothing installed".
-func (m SCM) Installed(Config) []Definition {
+// Installed lists the home's service (named for its profile, see
+// NameFor), which is always the machine's. It opens the service manager
+// and the service for reading only, so that a user who is not an
+// administrator learns it exists (and `stop` finds the home it runs for)
+// rather than "nothing installed".
+func (m SCM) Installed(c Config) []Definition {
+	name := c.name()
 	sm, err := windows.OpenSCManager(nil, nil, windows.SC_MANAGER_CONNECT)
 	if err != nil {
 		return nil
 	}
 	defer windows.CloseServiceHandle(sm)
-	name, err := windows.UTF16PtrFromString(Name)
+	wname, err := windows.UTF16PtrFromString(name)
 	if err != nil {
 		return nil
 	}
-	h, err := windows.OpenService(sm, name, windows.SERVICE_QUERY_CONFIG)
+	h, err := windows.OpenService(sm, wname, windows.SERVICE_QUERY_CONFIG)
 	if err != nil {
 		return nil
 	}
 	defer windows.CloseServiceHandle(h)
-	d := Definition{System: true, Path: Name}
+	d := Definition{System: true, Path: name}
 	if bin, err := binaryPath(h); err == nil {
 		if args, err := windows.DecomposeCommandLine(bin); err == nil {
 			for i, a := range args {
@@ -384,8 +391,8 @@ func binaryPath(h windows.Handle) (string, error) {
 // later with the same process. A service that stops after it was seen
 // pending or running ends the wait at once with its last log lines.
 func waitRunning(p *Plan, c Config) {
-	p.wait(c, "service "+Name+" is running, its gateway ready", func(ctx context.Context) error {
-		return withService(windows.SERVICE_QUERY_STATUS, func(s *mgr.Service) error {
+	p.wait(c, "service "+c.name()+" is running, its gateway ready", func(ctx context.Context) error {
+		return withService(c.name(), windows.SERVICE_QUERY_STATUS, func(s *mgr.Service) error {
 			var now svc.Status
 			var pid uint32 // the process last seen running
 			var seen bool  // the service was seen starting or running
@@ -433,7 +440,7 @@ func notRunning(c Config, st svc.Status, after string) error {
 		cancel()
 	}
 	return fmt.Errorf("%w: service %s is in state %d (exit code %d)%s%s; its warnings and last log lines:\n%s\nfix the cause (%s has more), then run `%s`",
-		ErrNotRunning, Name, st.State, st.Win32ExitCode, after, says, lines, log, c.startCommand())
+		ErrNotRunning, c.name(), st.State, st.Win32ExitCode, after, says, lines, log, c.command("start"))
 }
 
 func isAdmin() bool { return windows.GetCurrentProcessToken().IsElevated() }
@@ -451,25 +458,26 @@ func withManager(access uint32, f func(*mgr.Mgr) error) error {
 	return f(sm)
 }
 
-// withService opens our service with only the rights access names.
-func withService(access uint32, f func(*mgr.Service) error) error {
+// withService opens our service name (a home's, see NameFor) with only
+// the rights access names.
+func withService(name string, access uint32, f func(*mgr.Service) error) error {
 	return withManager(windows.SC_MANAGER_CONNECT, func(sm *mgr.Mgr) error {
-		name, err := windows.UTF16PtrFromString(Name)
+		wname, err := windows.UTF16PtrFromString(name)
 		if err != nil {
 			return err
 		}
-		h, err := windows.OpenService(sm.Handle, name, access)
+		h, err := windows.OpenService(sm.Handle, wname, access)
 		if err != nil {
-			return fmt.Errorf("open service %s: %w (is it installed?)", Name, err)
+			return fmt.Errorf("open service %s: %w (is it installed?)", name, err)
 		}
-		s := &mgr.Service{Name: Name, Handle: h}
+		s := &mgr.Service{Name: name, Handle: h}
 		defer s.Close()
 		return f(s)
 	})
 }
 
-func startService(context.Context) error {
-	return withService(windows.SERVICE_START, func(s *mgr.Service) error {
+func startService(_ context.Context, name string) error {
+	return withService(name, windows.SERVICE_START, func(s *mgr.Service) error {
 		err := s.Start()
 		if errors.Is(err, windows.ERROR_SERVICE_ALREADY_RUNNING) {
 			return nil
@@ -478,15 +486,16 @@ func startService(context.Context) error {
 	})
 }
 
-// stopService asks the service to stop and waits up to wait for it.
-func stopService(ctx context.Context, wait time.Duration) error {
-	return withService(windows.SERVICE_STOP|windows.SERVICE_QUERY_STATUS, func(s *mgr.Service) error {
-		return stopHandle(ctx, s, wait)
+// stopService asks the service name to stop and waits up to wait for it.
+func stopService(ctx context.Context, name string, wait time.Duration) error {
+	return withService(name, windows.SERVICE_STOP|windows.SERVICE_QUERY_STATUS, func(s *mgr.Service) error {
+		return stopHandle(ctx, name, s, wait)
 	})
 }
 
-// stopHandle stops s, when it runs, and waits up to wait for it.
-func stopHandle(ctx context.Context, s scmService, wait time.Duration) error {
+// stopHandle stops s (the service name), when it runs, and waits up to
+// wait for it.
+func stopHandle(ctx context.Context, name string, s scmService, wait time.Duration) error {
 	st, err := s.Control(svc.Stop)
 	if errors.Is(err, windows.ERROR_SERVICE_CANNOT_ACCEPT_CTRL) && st.State == svc.StartPending {
 		return fmt.Errorf("%w: %w", ErrStopRefused, err)
@@ -497,11 +506,12 @@ func stopHandle(ctx context.Context, s scmService, wait time.Duration) error {
 	if err != nil {
 		return err
 	}
-	return waitStopped(ctx, s, wait)
+	return waitStopped(ctx, name, s, wait)
 }
 
-// waitStopped polls s until the SCM reports it stopped, for up to wait.
-func waitStopped(ctx context.Context, s scmService, wait time.Duration) error {
+// waitStopped polls s (the service name) until the SCM reports it
+// stopped, for up to wait.
+func waitStopped(ctx context.Context, name string, s scmService, wait time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	err := poll(ctx, 100*time.Millisecond, func() (bool, error) {
@@ -509,7 +519,7 @@ func waitStopped(ctx context.Context, s scmService, wait time.Duration) error {
 		return err == nil && st.State == svc.Stopped, err
 	})
 	if err != nil && ctx.Err() != nil {
-		return fmt.Errorf("service %s did not stop within %v", Name, wait)
+		return fmt.Errorf("service %s did not stop within %v", name, wait)
 	}
 	return err
 }
@@ -636,11 +646,11 @@ func (h *handler) Execute(_ []string, reqs <-chan svc.ChangeRequest, status chan
 // SupportsRunAsService reports whether RunAsService can work here.
 func SupportsRunAsService() bool { return true }
 
-// reportEvent writes msg to the Application event log as the service's
-// source (registered at install; an unregistered source still logs, with
-// Windows' "description not found" preamble).
-func reportEvent(msg string) {
-	l, err := eventlog.Open(Name)
+// reportEvent writes msg to the Application event log as the source name,
+// the service's own (registered at install; an unregistered source still
+// logs, with Windows' "description not found" preamble).
+func reportEvent(name, msg string) {
+	l, err := eventlog.Open(name)
 	if err != nil {
 		return
 	}

@@ -11,10 +11,10 @@ import (
 // ReportStartupError records err, which ended `run --service` before or
 // instead of supervising, where someone will read it: a line in logPath
 // (the home's hermes-supervisor.log; skipped when empty) and, on Windows,
-// the Application event log under the service's name. A service has no
-// stderr, and the user otherwise sees only error 1053 or 1067 and a
-// recovery loop.
-func ReportStartupError(logPath string, err error) {
+// the Application event log under the service's name (the home's, see
+// NameFor). A service has no stderr, and the user otherwise sees only
+// error 1053 or 1067 and a recovery loop.
+func ReportStartupError(name, logPath string, err error) {
 	// One log line, escaped: the error may name a file of the home.
 	msg := termtext.Line(fmt.Sprintf("hermes-supervisor could not run as a service: %v", err))
 	if logPath != "" {
@@ -23,5 +23,5 @@ func ReportStartupError(logPath string, err error) {
 			f.Close()
 		}
 	}
-	reportEvent(msg)
+	reportEvent(name, msg)
 }

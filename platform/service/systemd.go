@@ -363,7 +363,7 @@ func (s Systemd) notRunning(ctx context.Context, c Config, u unitState, after st
 		logs = lastLines(string(out), 15)
 	}
 	return fmt.Errorf("%w: %s.service is %s%s; its last log lines:\n%s\nfix the cause (`%s` shows more), then run `%s`",
-		ErrNotRunning, c.name(), u, after, logs, Join(append(journal[:1], journal[len(journal)-2:]...)), c.startCommand())
+		ErrNotRunning, c.name(), u, after, logs, Join(append(journal[:1], journal[len(journal)-2:]...)), c.command("start"))
 }
 
 // systemdArgs joins a command line for ExecStart=.

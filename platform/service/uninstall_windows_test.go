@@ -51,6 +51,7 @@ func TestUninstallWhileStartPending(t *testing.T) {
 		name      string
 		state     svc.State
 		pipe      func(f *refusingService) func(context.Context) error
+		suffix    string // the profile whose service it is
 		wantCalls []string
 		wantErr   string
 	}{
@@ -65,12 +66,18 @@ func TestUninstallWhileStartPending(t *testing.T) {
 				return func(context.Context) error { f.calls = append(f.calls, "pipe"); return nil }
 			},
 			wantCalls: []string{"stop", "pipe"}, wantErr: "did not stop within"},
-		{name: "start pending, no pipe", state: svc.StartPending, wantCalls: []string{"stop"}, wantErr: "hermes-supervisor stop"},
+		{name: "start pending, no pipe", state: svc.StartPending, wantCalls: []string{"stop"}, wantErr: "run `hermes-supervisor stop`"},
+		{name: "a profile's, start pending, stays so", state: svc.StartPending, suffix: "work",
+			pipe: func(f *refusingService) func(context.Context) error {
+				return func(context.Context) error { f.calls = append(f.calls, "pipe"); return nil }
+			},
+			wantCalls: []string{"stop", "pipe"}, wantErr: "service hermes-supervisor-work did not stop within"},
+		{name: "a profile's, start pending, no pipe", state: svc.StartPending, suffix: "work", wantCalls: []string{"stop"}, wantErr: "run `hermes-supervisor -p work stop`"},
 		{name: "stopped", state: svc.Stopped, wantCalls: []string{"stop", "delete"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &refusingService{state: tt.state}
-			var c Config
+			c := Config{Suffix: tt.suffix}
 			if tt.pipe != nil {
 				c.StopSupervisor = tt.pipe(f)
 			}
@@ -92,7 +99,7 @@ func TestUninstallWhileStartPending(t *testing.T) {
 // when it does not, says what holds it and what to do.
 func TestReinstallOverAServiceMarkedForDelete(t *testing.T) {
 	calls := 0
-	err := waitMarkedForDelete(context.Background(), 10*time.Second, func() error {
+	err := waitMarkedForDelete(context.Background(), Name, 10*time.Second, func() error {
 		if calls++; calls < 3 {
 			return windows.ERROR_SERVICE_MARKED_FOR_DELETE
 		}
@@ -101,12 +108,12 @@ func TestReinstallOverAServiceMarkedForDelete(t *testing.T) {
 	if err != nil || calls != 3 {
 		t.Fatalf("after the mark went: %v (%d tries)", err, calls)
 	}
-	err = waitMarkedForDelete(context.Background(), time.Second, func() error { return windows.ERROR_SERVICE_MARKED_FOR_DELETE })
+	err = waitMarkedForDelete(context.Background(), Name, time.Second, func() error { return windows.ERROR_SERVICE_MARKED_FOR_DELETE })
 	if !errors.Is(err, ErrMarkedForDelete) || !errors.Is(err, windows.ERROR_SERVICE_MARKED_FOR_DELETE) || !strings.Contains(err.Error(), "services.msc") || !strings.Contains(err.Error(), "reboot") {
 		t.Fatalf("a mark that stays: %v", err)
 	}
 	other := errors.New("access denied")
-	if err := waitMarkedForDelete(context.Background(), time.Second, func() error { return other }); !errors.Is(err, other) {
+	if err := waitMarkedForDelete(context.Background(), Name, time.Second, func() error { return other }); !errors.Is(err, other) {
 		t.Fatalf("another error: %v", err)
 	}
 }
