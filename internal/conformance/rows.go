@@ -104,7 +104,9 @@ const isoOffset = "2006-01-02T15:04:05.000000-07:00"
 
 // Rows returns every layout of hermes-verdicts.md, then ours, then
 // those of the second pass.
-func Rows() []Row { return append(append(firstPass(), secondPass()...), isoRows()...) }
+func Rows() []Row {
+	return append(append(append(firstPass(), secondPass()...), isoRows()...), profileRows()...)
+}
 
 func firstPass() []Row {
 	return []Row{
