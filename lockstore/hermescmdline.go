@@ -156,3 +156,30 @@ func quoteArgv(argv []string) string {
 	}
 	return strconv.Quote(s)
 }
+
+// CommandLineBelongsToProfile mirrors _command_line_belongs_to_profile
+// (gateway/status.py @ 00067189): whether a gateway command line is the
+// gateway of the named profile whose home is home. Hermes identifies a
+// named profile's gateway by its argv, never its environment: the line,
+// lower-cased, must hold "--profile <name>", "-p <name>" or
+// "hermes_home=<home>" (substrings, as Hermes tests them). Newer Hermes
+// also reads "--profile=<name>" and "\" as "/": both count here too, so
+// that a line any Hermes calls this profile's is this profile's (a record
+// is kept, never swept, where any Hermes keeps it). It is Hermes' rule for
+// named profiles only: home must be one (NamedProfile), else it reports
+// true, leaving a root home's records to the rules that judged them before.
+func CommandLineBelongsToProfile(argv []string, home string) bool {
+	name, ok := NamedProfile(home)
+	if !ok {
+		return true
+	}
+	// Normalizing both sides keeps every match of the raw test.
+	slash := func(s string) string { return strings.ReplaceAll(strings.ToLower(s), `\`, "/") }
+	line := slash(joinArgv(argv))
+	for _, needle := range []string{"--profile " + name, "-p " + name, "hermes_home=" + slash(home), "--profile=" + name} {
+		if strings.Contains(line, needle) {
+			return true
+		}
+	}
+	return false
+}

@@ -14,6 +14,7 @@ package lockstore
 //	_pid_record_belongs_to_current_profile      rules.homeMatches (sameHome: home_*.go)
 //	_pid_exists, _live_pid_from_record          rules.live
 //	_record_matches_live_gateway_pid            rules.runtimeRecord
+//	_command_line_belongs_to_profile            CommandLineBelongsToProfile, rules.otherProfile
 //	_read_json_file returning None              rules.unreadable
 //	is_gateway_runtime_lock_active              lockState, rules.runtimeLockFile
 //	get_runtime_status_running_pid              rules.stateFile
@@ -182,6 +183,22 @@ func (r *rules) homeMatches(h hermesRecord) bool {
 	return sameHome(home, r.home)
 }
 
+// otherProfile reports a live gateway command line that, in a named
+// profile's home, is not that profile's (CommandLineBelongsToProfile).
+// What the supervisor itself starts, and the demo gateway, are this
+// home's whatever their argv says.
+func (r *rules) otherProfile(argv []string) bool {
+	if isDemoGateway(argv) {
+		return false
+	}
+	for _, c := range r.own {
+		if procstate.ArgvMatches(c, argv) {
+			return false
+		}
+	}
+	return !CommandLineBelongsToProfile(argv, r.home)
+}
+
 // live is _live_pid_from_record: _pid_from_record, _pid_exists (a zombie
 // counts as dead, a stopped process as alive) and _start_times_conflict.
 // It returns a ruling when the process settles it.
@@ -256,8 +273,12 @@ func (r *rules) runtimeRecord(h hermesRecord) ruling {
 	case r.wroteItself(h, l):
 		// Stricter than Hermes: see wroteItself.
 		return keep(procstate.Alive, "same process (start time and command line match)"+stopped)
-	case l.Argv != nil && r.gateway(l.Argv, true):
+	case l.Argv != nil && r.gateway(l.Argv, true) && !r.otherProfile(l.Argv):
 		return keep(procstate.Alive, "a live gateway"+stopped)
+	case l.Argv != nil && r.gateway(l.Argv, true):
+		// _record_matches_live_gateway_pid with expected_home: the pid was
+		// reused by the gateway of another profile.
+		return stale(procstate.Reused, "pid now runs the gateway of another profile, "+quoteArgv(l.Argv)+" (a named profile's gateway carries -p <name> on its argv)")
 	case l.Argv != nil:
 		return stale(procstate.Reused, "pid now runs "+quoteArgv(l.Argv))
 	case h.recordLooksLikeGateway():

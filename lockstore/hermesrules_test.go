@@ -29,6 +29,8 @@ type facts struct {
 	// fallback; held says a process holds the judged file locked.
 	state string
 	held  bool
+	// home is the home judged; ruleHome when empty.
+	home string
 }
 
 const (
@@ -114,7 +116,7 @@ func rowFacts() map[string]facts {
 	restart := []string{"/opt/bin/hermes", "gateway", "restart"}
 	gwpy := []string{"/usr/bin/python3", "gw.py", "gateway", "run"}
 	now := time.Now().UTC()
-	return merge(secondPassFacts(), procRowFacts(), map[string]facts{
+	return merge(secondPassFacts(), procRowFacts(), profileFacts(), map[string]facts{
 		"P01":  held(gw),
 		"P02":  free(gw, deadProc),
 		"P03":  free(rec(pidGateway, argvGateway, ruleHome, "start_time", nil), deadProc),
@@ -203,7 +205,11 @@ func rowFacts() map[string]facts {
 
 // judgeFacts applies the rule for a row's kind of file to its facts.
 func judgeFacts(kind string, f facts) decision {
-	r := &rules{home: ruleHome, now: time.Now(), procs: f.procs, expand: func(p string) (string, bool) {
+	home := ruleHome
+	if f.home != "" {
+		home = f.home
+	}
+	r := &rules{home: home, now: time.Now(), procs: f.procs, expand: func(p string) (string, bool) {
 		return pyparse.ExpandUser(p, "/home/ann", nil), true
 	}}
 	mtime := r.now.Add(-f.age)

@@ -3,7 +3,12 @@ package lockstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"slices"
+
+	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 )
 
 // Multiplexer is a root home's gateway serving other profiles (Hermes
@@ -54,4 +59,77 @@ func (s *Store) Multiplexer(ctx context.Context) (Multiplexer, bool) {
 		}
 	}
 	return m, len(m.Profiles) > 0
+}
+
+// HostGateway is the one host gateway of newer Hermes: its pid, the home
+// it was launched from, and the profiles host-gateway.json lists.
+type HostGateway struct {
+	PID      int
+	Home     string
+	Profiles []string
+	// Why says what proved it, or why nothing could be.
+	Why string
+}
+
+// Serves reports whether h serves profile name.
+func (h HostGateway) Serves(name string) bool { return slices.Contains(h.Profiles, name) }
+
+// HostGateway reports the host gateway that host-gateway.json in this
+// store's lock dir names, when judgeHost believes it: written by our own
+// uid, host-gateway.lock held, its pid live and created when the record
+// says. It reads, probes and changes nothing else; the Why of a false
+// answer says what failed ("" when there is no record at all).
+func (s *Store) HostGateway(ctx context.Context) (HostGateway, bool) {
+	path := filepath.Join(s.layout.LockDir, HostGatewayRecord)
+	b, stamp, err := safefs.ReadRegular(path, MaxRecordSize+1)
+	if errors.Is(err, os.ErrNotExist) {
+		return HostGateway{}, false
+	}
+	if err != nil {
+		return HostGateway{Why: oneLine(err.Error())}, false
+	}
+	f := hostFacts{data: b, owner: stamp.Owner(), self: ownUID()}
+	f.lockHeld, err = fileLocked(filepath.Join(s.layout.LockDir, HostGatewayLock))
+	if err == nil && f.lockHeld {
+		if r, perr := parseHostRecord(b); perr == nil {
+			f.live, f.liveErr = s.prober.Look(ctx, r.PID)
+			if f.liveErr == nil {
+				if t, cerr := s.prober.CreateTime(ctx, r.PID); cerr == nil {
+					f.created, f.createdKnown = t, true
+				}
+			}
+		}
+	}
+	r, why, ok := judgeHost(f)
+	return HostGateway{PID: r.PID, Home: r.Home, Profiles: r.Profiles, Why: why}, ok
+}
+
+// fileLocked reports whether some process holds path locked; an absent file
+// is not held.
+func fileLocked(path string) (bool, error) {
+	f, err := safefs.OpenLockFile(path, false)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	if err := safefs.LockFile(f); err != nil {
+		if errors.Is(err, safefs.ErrLocked) {
+			return true, nil
+		}
+		return false, err
+	}
+	return false, safefs.UnlockFile(f)
+}
+
+// ownUID is the uid files we write get; nil where uids mean nothing.
+func ownUID() *uint32 {
+	uid := os.Getuid()
+	if uid < 0 {
+		return nil
+	}
+	u := uint32(uid)
+	return &u
 }

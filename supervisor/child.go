@@ -43,6 +43,7 @@ type started struct {
 	log      *zap.Logger
 	evidence string          // why the cgroups under which the tree runs are ours
 	drained  []chan struct{} // one per output pipe, closed once all of it is logged
+	out      *gatewayOutput
 }
 
 // EnvSupervisor names, in every gateway's environment, the supervisor that
@@ -125,6 +126,7 @@ func startChild(cfg *Config, self procstate.Identity, log *zap.Logger, clock Clo
 		}
 	}
 	out := newGatewayOutput(log, clock, cfg.OutputBurst, cfg.OutputInterval, len(readEnds))
+	c.out = out
 	for i, stream := range []string{"stdout", "stderr"} {
 		done := make(chan struct{})
 		c.drained = append(c.drained, done)
@@ -203,6 +205,7 @@ drained:
 		e.StartError = err.Error()
 	}
 	e.Unkilled = left.Unkilled
+	e.said = c.out.tail()
 	return e
 }
 

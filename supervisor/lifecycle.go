@@ -29,6 +29,7 @@ func (s *Supervisor) act(a action, reason string) {
 		s.timers.backoff = s.clock.NewTimer(s.nextStart.Sub(s.clock.Now()))
 	case doShutdown:
 		s.notify("STOPPING=1")
+		s.stopTimer(&s.timers.guard)
 	case doTerminate:
 		s.terminate()
 	case doTakeDown:
@@ -41,6 +42,11 @@ func (s *Supervisor) act(a action, reason string) {
 		s.afterExit(ctx, *s.lastExit)
 	case doAnnounce:
 		s.notify("READY=1")
+	case doWatch:
+		if s.state == Served {
+			s.watchServer()
+		}
+		s.armGuard()
 	}
 }
 
@@ -51,6 +57,9 @@ func (s *Supervisor) start(ctx context.Context) {
 	s.nextStart = nil
 	if err := s.probeDirs(); err != nil {
 		s.startupFailed(err)
+		return
+	}
+	if s.heldBack(ctx) {
 		return
 	}
 	if _, err := s.store.Sweep(ctx, false); err != nil {
@@ -203,6 +212,10 @@ func (s *Supervisor) afterExit(ctx context.Context, e Exit) {
 		s.startupFailed(err)
 		return
 	}
+	if s.refused(ctx, &e) {
+		return
+	}
+	s.lastExit = &e
 	d := s.cfg.Policy.Decide(&s.hist, e, s.rnd)
 	if d.Verdict == Fail {
 		s.lastExit = &e
@@ -372,6 +385,7 @@ func (s *Supervisor) stopTimer(t *Timer) {
 // was judged, empty when it was not.
 func (s *Supervisor) markReady(by string) {
 	s.stopTimer(&s.timers.ready)
+	s.handovers = 0
 	s.child.Ready, s.child.ReadyBy = by != "", by
 	reason := "gateway is ready: " + by
 	if by == "" {

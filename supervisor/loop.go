@@ -41,6 +41,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	s.loop = loopCtx
 	s.begin(loopCtx)
 	s.feedOwn()
+	s.armGuard()
 	done := ctx.Done()
 	for {
 		select {
@@ -68,6 +69,9 @@ func (s *Supervisor) Run(ctx context.Context) error {
 			s.heed(s.wd.checked())
 		case <-timerC(s.timers.own):
 			s.feedOwn()
+		case <-timerC(s.timers.guard):
+			s.timers.guard = nil
+			s.guard(loopCtx)
 		}
 		if s.intent == exitNext && s.run == nil {
 			s.answer(Response{OK: true, Status: s.snapshot()})
@@ -104,6 +108,10 @@ func (s *Supervisor) handle(ev event) {
 	case keepAliveMissed:
 		if ev.run == s.run && s.child != nil {
 			s.heed(s.wd.missed())
+		}
+	case serverExited:
+		if ev.gen == s.watchGen && s.state == Served {
+			s.guard(s.loop)
 		}
 	}
 }

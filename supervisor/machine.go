@@ -40,6 +40,11 @@ const (
 	onGraceOver                 // the deadline passed after the kill: the tree is not gone
 	onExit                      // the gateway exited
 	onSurvived                  // the gateway's run ended with processes of its tree alive
+	onServed                    // another gateway serves the profile: Hermes refuses ours
+	onServerGone                // the serving gateway exited or no longer serves the profile
+	onParked                    // the home's gateway.parked keeps any gateway from starting
+	onUnparked                  // gateway.parked is gone
+	onDeleted                   // Hermes' tombstone of the profile appeared
 )
 
 // action is what a transition does, besides moving to its state.
@@ -55,6 +60,7 @@ const (
 	doAbandon                 // give up on what survived the kill: the run ends with them named
 	doDecide                  // apply the restart policy to the exit (afterExit)
 	doAnnounce                // READY=1 to our own service manager
+	doWatch                   // watch the serving gateway (its exit, its files) or the parked file
 )
 
 const stay State = "" // a row's To: the state does not change
@@ -75,8 +81,8 @@ type row struct {
 func set(i intent) *intent { return &i }
 
 var (
-	idle    = []State{Backoff, Failed, Stopped} // no gateway runs
-	running = []State{Starting, Running}        // a gateway runs and no stop is under way
+	idle    = []State{Backoff, Failed, Stopped, Served, Parked} // no gateway of ours runs
+	running = []State{Starting, Running}                        // a gateway runs and no stop is under way
 )
 
 // table is the state machine. The first row that matches applies; a
@@ -90,6 +96,24 @@ var table = []row{
 	{From: nil, On: onRetryLater, To: Backoff, Do: []action{doWait}},
 	{From: nil, On: onGiveUp, To: Failed},
 	{From: []State{Starting}, On: onReady, To: Running, Do: []action{doAnnounce}},
+
+	// Served and parked: no gateway of ours runs, nor is one started,
+	// while another gateway serves the profile or it is parked; the
+	// supervisor watches for that to end.
+	{From: nil, Intents: []intent{exitNext}, On: onServed, To: stay},
+	{From: nil, On: onServed, To: Served, Then: set(keepRunning), Do: []action{doWatch}},
+	{From: []State{Served}, On: onServerGone, To: Backoff, Do: []action{doWait}},
+	{From: nil, Intents: []intent{exitNext}, On: onParked, To: stay},
+	{From: nil, On: onParked, To: Parked, Then: set(keepRunning), Do: []action{doWatch}},
+	{From: []State{Parked}, On: onUnparked, To: stay, Do: []action{doStart}},
+
+	// A deleted profile: its gateway stops as on a stop request, and the
+	// supervisor exits (0: stopped on purpose, and the service manager
+	// leaves it stopped).
+	{From: nil, Intents: []intent{exitNext}, On: onDeleted, To: stay},
+	{From: idle, On: onDeleted, To: Stopped, Then: set(exitNext), Do: []action{doShutdown}},
+	{From: running, On: onDeleted, To: Stopping, Then: set(exitNext), Do: []action{doShutdown, doTerminate}},
+	{From: []State{Stopping}, On: onDeleted, To: stay, Then: set(exitNext), Do: []action{doShutdown}},
 
 	// Stopping on request: the gateway gets the planned-stop marker and
 	// SIGTERM, and its tree is killed at the deadline.
@@ -174,6 +198,13 @@ func (s *Supervisor) transition(to State, reason string) {
 		// A pending start belongs to Backoff.
 		s.stopTimer(&s.timers.backoff)
 		s.nextStart = nil
+	}
+	if from == Served && to != Served {
+		s.server = nil
+		if s.unwatch != nil {
+			s.unwatch()
+			s.unwatch = nil
+		}
 	}
 	fields := []zap.Field{zap.String("from", string(from)), zap.String("to", string(to)), zap.String("reason", reason)}
 	if s.child != nil {

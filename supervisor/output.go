@@ -34,6 +34,33 @@ type gatewayOutput struct {
 	log   *zap.Logger
 	limit *outputLimit
 	open  atomic.Int32 // streams not yet at EOF
+	// last holds the last outputTail bytes of both streams, for the
+	// exit's judgement of what Hermes said when it refused to run.
+	lastMu sync.Mutex
+	last   []byte
+}
+
+// outputTail is how much of the gateway's last output an exit keeps:
+// Hermes' refusals (the multiplexer's, argparse's) are one or two lines.
+const outputTail = 4 << 10
+
+func (o *gatewayOutput) keep(p []byte) {
+	o.lastMu.Lock()
+	defer o.lastMu.Unlock()
+	if len(p) >= outputTail {
+		p = p[len(p)-outputTail:]
+	}
+	if over := len(o.last) + len(p) - outputTail; over > 0 {
+		o.last = o.last[over:]
+	}
+	o.last = append(o.last, p...)
+}
+
+// tail returns a copy of the last output kept.
+func (o *gatewayOutput) tail() []byte {
+	o.lastMu.Lock()
+	defer o.lastMu.Unlock()
+	return bytes.Clone(o.last)
 }
 
 func newGatewayOutput(log *zap.Logger, clock Clock, burst int, interval time.Duration, streams int) *gatewayOutput {
@@ -58,6 +85,7 @@ func (o *gatewayOutput) readFrom(l *lineLogger, r *os.File, done chan<- struct{}
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {
+			o.keep(buf[:n])
 			_, _ = l.Write(buf[:n])
 		}
 		if err != nil {

@@ -96,6 +96,9 @@ type Exit struct {
 	// Uptime is how long the run lasted. In JSON it is written twice, as
 	// "uptime" (a duration string, "1m30.2s") and "uptime_seconds".
 	Uptime time.Duration `json:"-"`
+	// said is the end of what the gateway wrote (outputTail bytes): where
+	// Hermes says why it refused to run. Never written anywhere.
+	said []byte
 }
 
 // exitJSON is Exit as written: the uptime for people and for programs.

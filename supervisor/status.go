@@ -26,7 +26,23 @@ const (
 	Stopping State = "stopping"
 	Stopped  State = "stopped"
 	Failed   State = "failed"
+	// Served: another gateway (the root's multiplexer, or the host
+	// gateway) serves this profile, and Hermes refuses a second one; the
+	// supervisor watches it and starts its own gateway once it goes.
+	Served State = "served"
+	// Parked: <home>/gateway.parked says no gateway is to run for this
+	// profile; the supervisor starts one once the file is gone.
+	Parked State = "parked"
 )
+
+// ServedBy names the gateway that serves a profile in state Served.
+type ServedBy struct {
+	PID  int    `json:"pid"`
+	Home string `json:"home,omitempty"`
+	// Via names the file that says so: the root's gateway_state.json
+	// (served_profiles) or the lock dir's host-gateway.json.
+	Via string `json:"via"`
+}
 
 // Child describes the gateway process the supervisor owns.
 type Child struct {
@@ -110,14 +126,17 @@ type Status struct {
 	// ExternalSupervisor says whether the command carries Hermes'
 	// --external-supervisor, and why.
 	ExternalSupervisor *ExtSup `json:"external_supervisor,omitempty"`
+	// ServedBy is set in state Served.
+	ServedBy *ServedBy `json:"served_by,omitempty"`
 	// Source says where the answer came from: the live "endpoint", or the
 	// "state-file" a supervisor left behind.
 	Source string `json:"source"`
 }
 
 // Up reports whether the supervisor is working to keep a gateway running
-// (LSB status 0): anything but stopped or failed.
-func (s *Status) Up() bool { return s.State != Stopped && s.State != Failed }
+// (LSB status 0): anything but stopped, failed or parked. Served is up:
+// the profile's gateway runs, in another process.
+func (s *Status) Up() bool { return s.State != Stopped && s.State != Failed && s.State != Parked }
 
 // WriteText prints the status for people, at now. Every string in it may
 // come from a forged state file or from the gateway (STATUS=), so each
@@ -168,6 +187,8 @@ func (s *Status) WriteText(w io.Writer, now time.Time) error {
 		if c.NotifyIgnored > 0 {
 			fmt.Fprintf(&b, "notify:     %d datagrams from outside the gateway's tree ignored\n", c.NotifyIgnored)
 		}
+	} else if sb := s.ServedBy; sb != nil {
+		fmt.Fprintf(&b, "gateway:    served by pid %d (home %s, per %s)\n", sb.PID, q(sb.Home), q(sb.Via))
 	} else {
 		b.WriteString("gateway:    not running\n")
 	}

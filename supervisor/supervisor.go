@@ -57,11 +57,20 @@ type Supervisor struct {
 	waiters      []reply // answered once the pending stop/restart completes
 	timers       loopTimers
 	wd           watchdog
+	// The profile, and who serves it when another gateway does (served.go):
+	profile   string // the home's profile name, "default" for a root home
+	named     bool   // the home is a named profile's, <root>/profiles/<name>
+	root      *lockstore.Store
+	look      func(context.Context) (*ServedBy, string)
+	server    *ServedBy          // in state Served
+	handovers int                // starts after a server went, since our gateway last ran
+	watchGen  int                // the server watch whose exit counts
+	unwatch   context.CancelFunc // ends the server watch
 }
 
 type loopTimers struct {
-	backoff, ready, own Timer
-	readyPoll           time.Duration
+	backoff, ready, own, guard Timer
+	readyPoll, guardEvery      time.Duration
 }
 
 // New prepares a supervisor; Run starts it.
@@ -80,22 +89,32 @@ func New(cfg Config, log *zap.Logger, clock Clock, prober *procstate.Prober) (*S
 		log.Warn("cannot read the boot id; a successor will not reclaim our gateway", zap.Error(err))
 	}
 	nonce, hashed := newNonce()
+	profile, named := lockstore.NamedProfile(cfg.Layout.Home)
+	if !named {
+		profile = lockstore.DefaultProfile
+	}
+	root := lockstore.New(lockstore.Layout{Home: lockstore.ProfileRoot(cfg.Layout.Home), LockDir: cfg.Layout.LockDir}, prober, log, clock.Now)
+	host := lockstore.New(cfg.Layout, prober, log, clock.Now)
 	return &Supervisor{
-		bootID: bootID,
-		nonce:  nonce,
-		hashed: hashed,
-		cfg:    cfg,
-		log:    log,
-		clock:  clock,
-		prober: prober,
-		store:  lockstore.New(cfg.Layout, prober, log, clock.Now).WithGatewayCommand(cfg.Command),
-		self:   self,
-		events: make(chan event, 16),
-		rnd:    rand.Float64,
-		state:  Stopped,
-		loop:   context.Background(),
-		spawn:  spawnChild,
-		wd:     watchdog{log: log, clock: clock, home: cfg.Layout.Home, setting: cfg.Watchdog, hangAfter: cfg.HangAfter},
+		profile: profile,
+		named:   named,
+		root:    root,
+		look:    lookServer(root, host, profile, named),
+		bootID:  bootID,
+		nonce:   nonce,
+		hashed:  hashed,
+		cfg:     cfg,
+		log:     log,
+		clock:   clock,
+		prober:  prober,
+		store:   lockstore.New(cfg.Layout, prober, log, clock.Now).WithGatewayCommand(cfg.Command),
+		self:    self,
+		events:  make(chan event, 16),
+		rnd:     rand.Float64,
+		state:   Stopped,
+		loop:    context.Background(),
+		spawn:   spawnChild,
+		wd:      watchdog{log: log, clock: clock, home: cfg.Layout.Home, setting: cfg.Watchdog, hangAfter: cfg.HangAfter},
 	}, nil
 }
 
@@ -155,6 +174,10 @@ func (s *Supervisor) snapshot() *Status {
 		Command:      slices.Clone(s.cfg.Command),
 	}
 	st.ExternalSupervisor = s.cfg.ExternalSupervisor
+	if s.state == Served && s.server != nil {
+		sb := *s.server
+		st.ServedBy = &sb
+	}
 	st.Supervisor.PID, st.Supervisor.StartTime, st.Supervisor.Argv = s.self.PID, s.self.StartTime, s.self.Argv
 	if s.child != nil {
 		c := *s.child

@@ -59,8 +59,10 @@ func (g *globals) profileHome(home string) (string, error) {
 func profileExists(name, home string) error {
 	tomb := lockstore.ProfileTombstone(home)
 	if _, err := os.Lstat(tomb); err == nil {
-		return fmt.Errorf("--profile %s: the profile was deleted (%s exists): Hermes refuses it too; recreate it with `hermes profile create %s`",
-			name, termtext.Quote(tomb), name)
+		// 78 (EX_CONFIG): a service manager must not restart a supervisor
+		// for a deleted profile (RestartPreventExitStatus=78).
+		return &exitError{code: exitConfig, err: fmt.Errorf("--profile %s: the profile was deleted (%s exists): Hermes refuses it too; recreate it with `hermes profile create %s`",
+			name, termtext.Quote(tomb), name)}
 	}
 	fi, err := os.Stat(home)
 	switch {

@@ -6,8 +6,8 @@ import (
 	"fmt"
 )
 
-// ErrNotSame reports a process that, pinned, is no longer the one the
-// caller proved: it is left alone.
+// ErrNotSame reports a pid that, once pinned (OpenForeign, AwaitExit), no
+// longer names the process the caller proved: it is left alone.
 var ErrNotSame = errors.New("the process is not the one proven")
 
 // foreignWalkRounds bounds the walks of one KillTree: each round stops or

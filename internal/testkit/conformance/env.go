@@ -423,3 +423,16 @@ func (e *Env) FreeLock() {
 	e.T.Helper()
 	e.Write(e.RuntimeLock(), "")
 }
+
+// InProfile makes the layout's home a named profile's,
+// <root>/profiles/<name>, and Other that root's home: the layout of
+// Hermes' profiles and of the multiplexer that serves them. Call it first
+// in a row's Build.
+func (e *Env) InProfile(name string) {
+	e.T.Helper()
+	root := filepath.Join(filepath.Dir(e.Home), "root")
+	e.Home, e.Other = filepath.Join(root, "profiles", name), root
+	if err := os.MkdirAll(e.Home, 0o700); err != nil {
+		e.T.Fatal(err)
+	}
+}

@@ -103,9 +103,10 @@ func (e *Env) marker(p *Proc, writtenAt string) string {
 const isoOffset = "2006-01-02T15:04:05.000000-07:00"
 
 // Rows returns every layout of hermes-verdicts.md, then ours, then
-// those of the second pass, then those of /proc as Hermes reads it.
+// those of the second pass, then those of /proc as Hermes reads it, then
+// those of profiles and the multiplexer.
 func Rows() []Row {
-	return append(append(append(firstPass(), secondPass()...), isoRows()...), procRows()...)
+	return append(append(append(append(firstPass(), secondPass()...), isoRows()...), procRows()...), profileRows()...)
 }
 
 func firstPass() []Row {

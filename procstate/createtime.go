@@ -1,0 +1,23 @@
+package procstate
+
+import (
+	"context"
+	"time"
+
+	"github.com/shirou/gopsutil/v4/process"
+)
+
+// CreateTime returns when pid was created, as psutil's create_time reads
+// it (the boot time plus the start ticks on Linux, the kernel's own
+// stamp elsewhere): the clock Hermes' host-gateway.json records as
+// createTime. It wraps ErrNoProcess or ErrPermission.
+func (p *Prober) CreateTime(ctx context.Context, pid int) (time.Time, error) {
+	if pid <= 0 {
+		return time.Time{}, ErrNoProcess
+	}
+	ms, err := (&process.Process{Pid: int32(pid)}).CreateTimeWithContext(ctx)
+	if err != nil {
+		return time.Time{}, classify(pid, err)
+	}
+	return time.UnixMilli(ms), nil
+}
