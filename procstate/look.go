@@ -54,7 +54,11 @@ func (p *Prober) Look(ctx context.Context, pid int) (Live, error) {
 		return l, err
 	}
 	l.Zombie, l.Stopped, l.StartTime, l.NaiveStartTime, l.UID = st.zombie, st.stopped, st.start, st.naiveStart, st.uid
-	l.EpochStartTime, l.NameNotUTF8 = st.epochStart, st.nameNotUTF8
+	l.NameNotUTF8 = st.nameNotUTF8
+	if st.hermesFails {
+		// Only then does Hermes record psutil's epoch-based time.
+		l.EpochStartTime = st.epochStart
+	}
 	if argv, err := cmdline(ctx, pid); err == nil && len(argv) > 0 {
 		l.Argv = argv
 	}
