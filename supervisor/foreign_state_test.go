@@ -32,6 +32,9 @@ func TestForeignGatewayOnlyStateNames(t *testing.T) {
 		// name is not UTF-8 (Linux).
 		{name: "lock free, gateway named herm\\xffes", lock: true, pidFile: true, state: "starting", badName: "herm\xffes"},
 	} {
+		if tt.badName != "" && !conformance.NamesProcesses() {
+			continue // no such process can exist on this OS
+		}
 		t.Run(tt.name, func(t *testing.T) {
 			e := conformance.NewEnv(t, bin)
 			var env []string

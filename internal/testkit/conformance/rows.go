@@ -45,6 +45,10 @@ func (r Row) Runs() (bool, string) {
 	return true, ""
 }
 
+// NamesProcesses reports whether a helper can take a process name that
+// Hermes reads as text (CONFORMANCE_COMM): on Linux only.
+func NamesProcesses() bool { return onLinux }
+
 // RealAction is what a real sweep does where a dry run says action.
 func RealAction(action string) string {
 	switch action {
