@@ -340,6 +340,7 @@ func (s Systemd) notRunning(ctx context.Context, c Config, u unitState, after st
 	if !c.System {
 		journal = []string{"journalctl", "--no-pager", "-n", "15", "-o", "short-iso", "--user-unit", c.name() + ".service"}
 	}
+	var ownLines string
 	if u.MainPID > 0 {
 		// The failed run's own last words (why it could not start) reach
 		// journald over its stdout stream, often after systemd's note that
@@ -352,7 +353,11 @@ func (s Systemd) notRunning(ctx context.Context, c Config, u unitState, after st
 		wait, stop := context.WithTimeout(ctx, 10*time.Second)
 		_ = poll(wait, 100*time.Millisecond, func() (bool, error) {
 			out, err := s.output(wait, own)
-			return err == nil && len(bytes.TrimSpace(out)) > 0, nil
+			if err == nil && len(bytes.TrimSpace(out)) > 0 {
+				ownLines = strings.TrimSpace(string(out))
+				return true, nil
+			}
+			return false, nil
 		})
 		stop()
 	}
@@ -361,6 +366,11 @@ func (s Systemd) notRunning(ctx context.Context, c Config, u unitState, after st
 	defer cancel()
 	if out, err := s.output(ctx, journal); err == nil && len(bytes.TrimSpace(out)) > 0 {
 		logs = lastLines(string(out), 15)
+	}
+	// The unit's journal can lag its process's own lines under load: the
+	// failed run's last words are shown whether or not it has caught up.
+	if last := lastLines(ownLines, 1); ownLines != "" && !strings.Contains(logs, last) {
+		logs += "\n" + lastLines(ownLines, 5)
 	}
 	return fmt.Errorf("%w: %s.service is %s%s; its last log lines:\n%s\nfix the cause (`%s` shows more), then run `%s`",
 		ErrNotRunning, c.name(), u, after, logs, Join(append(journal[:1], journal[len(journal)-2:]...)), c.command("start"))

@@ -64,3 +64,19 @@ func TestSystemdWait(t *testing.T) {
 		})
 	}
 }
+
+// TestSystemdNotRunningShowsTheRunsOwnWords: the unit's journal can lag
+// the failed process's own lines (journald under load); the error still
+// carries what that process said, found by its pid.
+func TestSystemdNotRunningShowsTheRunsOwnWords(t *testing.T) {
+	s := Systemd{Output: func(_ context.Context, argv []string) ([]byte, error) {
+		if strings.Contains(strings.Join(argv, " "), "_PID=42") {
+			return []byte("hermes-supervisor: open /root: permission denied\n"), nil
+		}
+		return []byte("systemd[1]: hermes-supervisor.service: Failed with result 'exit-code'.\n"), nil
+	}}
+	err := s.notRunning(context.Background(), Config{System: true}, unitState{Active: "failed", Sub: "failed", MainPID: 42}, "")
+	if !errors.Is(err, ErrNotRunning) || !strings.Contains(err.Error(), "open /root: permission denied") {
+		t.Fatalf("notRunning = %v: lacks the failed run's own words", err)
+	}
+}
