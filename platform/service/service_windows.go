@@ -16,19 +16,13 @@ import (
 	"golang.org/x/sys/windows/svc/mgr"
 
 	"github.com/hermes-agent/hermes-supervisor/platform/ctlsock"
-	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
 )
 
-// New returns the Windows service control manager.
-func New() Manager { return SCM{} }
+func newManager() Manager { return SCM{} }
 
-// SCM drives the Windows service control manager through its API. The
-// service runs as the user who installs it, never as LocalSystem
-// (docs/security.md), with the home, the gateway command and the PATH
-// pinned; the control pipe also admits that user.
-type SCM struct {
-	// logon and owner stand in, in tests, for LogonUser and for reading
-	// the home's owner; nil means the real ones.
+// scmSeams stand in, in tests, for LogonUser and for reading the home's
+// owner; nil means the real ones.
+type scmSeams struct {
 	logon func(account, password string, typ uint32) error
 	owner func(path string) (string, error)
 }
@@ -42,9 +36,9 @@ const (
 	preshutdownTimeout = shutdownBudget + 4*time.Second
 )
 
-// Recovery is what the SCM does when the supervisor dies (see
+// recoveryActions is what the SCM does when the supervisor dies (see
 // recoveryDelays).
-var Recovery = func() []mgr.RecoveryAction {
+var recoveryActions = func() []mgr.RecoveryAction {
 	var acts []mgr.RecoveryAction
 	for _, d := range recoveryDelays {
 		acts = append(acts, mgr.RecoveryAction{Type: mgr.ServiceRestart, Delay: d})
@@ -52,9 +46,9 @@ var Recovery = func() []mgr.RecoveryAction {
 	return acts
 }()
 
-// Install creates (or updates) the service, sets its recovery actions and
-// starts it.
-func (m SCM) Install(c Config, migrate bool) (Plan, error) {
+func (SCM) install(c Config, migrate bool) (Plan, error) { return scmSeams{}.install(c, migrate) }
+
+func (m scmSeams) install(c Config, migrate bool) (Plan, error) {
 	if err := c.validateInstall(false); err != nil {
 		return Plan{}, err
 	}
@@ -134,7 +128,7 @@ func (m SCM) Install(c Config, migrate bool) (Plan, error) {
 	p.do("set recovery: restart after 5 s, 10 s, then every 60 s, also after a non-zero exit; reset after a day", func(context.Context) error {
 		// Restart actions need SERVICE_START as well as the change right.
 		return withService(name, windows.SERVICE_CHANGE_CONFIG|windows.SERVICE_START, func(s *mgr.Service) error {
-			if err := s.SetRecoveryActions(Recovery, recoveryReset); err != nil {
+			if err := s.SetRecoveryActions(recoveryActions, recoveryReset); err != nil {
 				return err
 			}
 			// Older service managers (and Wine's) lack the flag; the
@@ -208,7 +202,7 @@ func createOrUpdate(ctx context.Context, c Config, args []string, account string
 // checkOwner refuses a home that belongs to another account than the
 // service's (see checkHomeOwner); a home not created yet, or whose owner
 // cannot be read, is noted, not refused.
-func (m SCM) checkOwner(p *Plan, c Config, installer, account string) error {
+func (m scmSeams) checkOwner(p *Plan, c Config, installer, account string) error {
 	owner := m.owner
 	if owner == nil {
 		owner = homeOwner
@@ -232,10 +226,6 @@ func (m SCM) checkOwner(p *Plan, c Config, installer, account string) error {
 // deletion to go: the SCM deletes it once the last handle to it closes.
 const markedWait = 30 * time.Second
 
-// ErrMarkedForDelete reports a service the SCM has marked for deletion and
-// keeps while something holds a handle to it.
-var ErrMarkedForDelete = errors.New("the service is marked for deletion")
-
 // waitMarkedForDelete runs f, and while it fails because the service is
 // marked for deletion (ERROR_SERVICE_MARKED_FOR_DELETE, 1072: an uninstall
 // whose service still ran, or services.msc holding it open), runs it again
@@ -258,10 +248,7 @@ func waitMarkedForDelete(ctx context.Context, name string, wait time.Duration, f
 	return err
 }
 
-// Uninstall stops the service, waits until the SCM sees it stopped, and
-// only then deletes it: a service deleted while it runs is only marked for
-// deletion, and a reinstall fails until it is gone.
-func (m SCM) Uninstall(c Config) (Plan, error) {
+func (SCM) uninstall(c Config) (Plan, error) {
 	var p Plan
 	wait := c.StopTimeout + stopGrace
 	name := c.name()
@@ -311,8 +298,7 @@ func stopAndWait(ctx context.Context, c Config, s scmService, wait time.Duration
 	return waitStopped(ctx, c.name(), s, wait)
 }
 
-// Control starts, stops or restarts the installed service.
-func (m SCM) Control(c Config, verb string) (Plan, error) {
+func (SCM) control(c Config, verb string) (Plan, error) {
 	var p Plan
 	wait := c.StopTimeout + stopGrace
 	name := c.name()
@@ -334,12 +320,10 @@ func (m SCM) Control(c Config, verb string) (Plan, error) {
 	return p, nil
 }
 
-// Installed lists the home's service (named for its profile, see
-// NameFor), which is always the machine's. It opens the service manager
-// and the service for reading only, so that a user who is not an
-// administrator learns it exists (and `stop` finds the home it runs for)
-// rather than "nothing installed".
-func (m SCM) Installed(c Config) []Definition {
+// installed opens the service manager and the service for reading only,
+// so that a user who is not an administrator learns it exists (and `stop`
+// finds the home it runs for) rather than "nothing installed".
+func (SCM) installed(c Config) []Definition {
 	name := c.name()
 	sm, err := windows.OpenSCManager(nil, nil, windows.SC_MANAGER_CONNECT)
 	if err != nil {
@@ -522,138 +506,4 @@ func waitStopped(ctx context.Context, name string, s scmService, wait time.Durat
 		return fmt.Errorf("service %s did not stop within %v", name, wait)
 	}
 	return err
-}
-
-// RunAsService runs run as the Windows service name, under the service
-// control manager: run's context ends when the SCM asks the service to stop
-// (or the machine shuts down); stopTimeout, the supervisor's own, plus the
-// same grace the other managers get, is the hint for how long that takes.
-// The service is StartPending until note says READY=1, that is until the
-// gateway is ready (see Notifications), so that the SCM's Running, and
-// `install --wait`, mean what systemd's active means. This is an explicit
-// path (run --service) rather than detection, which fails under Wine,
-// where services run outside session 0.
-func RunAsService(name string, stopTimeout time.Duration, note *Notifications, run func(ctx context.Context) error) error {
-	h := &handler{run: run, note: note, stopWait: stopTimeout + stopGrace, shutdownBudget: shutdownBudget,
-		checkpointEvery: checkpointEvery, startWaitHint: startWaitHint, crash: crash}
-	if err := svc.Run(name, h); err != nil {
-		return fmt.Errorf("run as service %s: %w", name, err)
-	}
-	return h.err
-}
-
-// While the service is StartPending it raises its CheckPoint every
-// checkpointEvery and promises the next raise within startWaitHint: a
-// checkpoint that stops moving for longer than the hint is how the SCM and
-// service tools tell a hung start from a slow one. The supervisor's ready
-// timeout (60 s by default, or the gateway's EXTEND_TIMEOUT_USEC) bounds
-// how long the start stays pending.
-const (
-	checkpointEvery = 3 * time.Second
-	startWaitHint   = 10 * time.Second
-)
-
-type handler struct {
-	run  func(ctx context.Context) error
-	note *Notifications
-	// stopWait is the wait hint of a stop: the supervisor's stop timeout
-	// and a grace.
-	stopWait time.Duration
-	// shutdownBudget bounds a stop at system shutdown: Windows waits no
-	// longer for a pre-shutdown service, and when Execute returns the
-	// process exits and the job object ends the gateway's tree.
-	shutdownBudget                 time.Duration
-	checkpointEvery, startWaitHint time.Duration
-	// crash ends the process after run failed (see crash); tests record.
-	crash func(error)
-	err   error
-}
-
-// crash ends the process without reporting SERVICE_STOPPED: that is what
-// the SCM counts as a crash, and recovers from with the recovery actions
-// on every Windows version.
-func crash(err error) {
-	fmt.Fprintln(os.Stderr, "hermes-supervisor:", termtext.Line(err.Error()))
-	os.Exit(1)
-}
-
-// accepts is every control the service takes, in StartPending as in
-// Running: a stop before the gateway is ready must work, and with the
-// SCM's own Stop refused, nothing could end a start that never becomes
-// ready short of killing the process.
-const accepts = svc.AcceptStop | svc.AcceptShutdown | svc.AcceptPreShutdown
-
-func (h *handler) Execute(_ []string, reqs <-chan svc.ChangeRequest, status chan<- svc.Status) (bool, uint32) {
-	pending := svc.Status{State: svc.StartPending, Accepts: accepts, CheckPoint: 1, WaitHint: uint32(h.startWaitHint / time.Millisecond)}
-	status <- pending
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- h.run(ctx) }()
-	tick := time.NewTicker(h.checkpointEvery)
-	defer tick.Stop()
-	ticks, ready, stopping := tick.C, h.note.Ready(), h.note.Stopping()
-	// stopPending ends the start: a ready gateway that a stop overtook
-	// must not make the service Running again.
-	stopPending := func(wait time.Duration) {
-		ticks, ready, stopping = nil, nil, nil
-		status <- svc.Status{State: svc.StopPending, WaitHint: uint32(wait / time.Millisecond)}
-	}
-	var budget <-chan time.Time
-	for {
-		select {
-		case <-ticks:
-			pending.CheckPoint++
-			status <- pending
-		case <-ready:
-			ticks, ready = nil, nil
-			tick.Stop()
-			status <- svc.Status{State: svc.Running, Accepts: accepts}
-		case <-stopping:
-			// The supervisor stops on its own (a `stop` through its
-			// control endpoint): the SCM sees the stop as it happens.
-			stopPending(h.stopWait)
-		case <-budget:
-			h.err = errors.New("the gateway did not stop within the shutdown budget; its job object ends it")
-			return false, 0
-		case err := <-done:
-			h.err = err
-			if err != nil {
-				h.crash(err)
-				return false, 1 // reached in tests only
-			}
-			return false, 0
-		case r := <-reqs:
-			switch r.Cmd {
-			case svc.Interrogate:
-				status <- r.CurrentStatus
-			case svc.Stop:
-				stopPending(h.stopWait)
-				cancel()
-			case svc.PreShutdown, svc.Shutdown:
-				// The machine goes down: the gateway gets the marker and a
-				// short budget, not the full stop timeout.
-				stopPending(h.shutdownBudget)
-				cancel()
-				if budget == nil {
-					budget = time.After(h.shutdownBudget)
-				}
-			}
-		}
-	}
-}
-
-// SupportsRunAsService reports whether RunAsService can work here.
-func SupportsRunAsService() bool { return true }
-
-// reportEvent writes msg to the Application event log as the source name,
-// the service's own (registered at install; an unregistered source still
-// logs, with Windows' "description not found" preamble).
-func reportEvent(name, msg string) {
-	l, err := eventlog.Open(name)
-	if err != nil {
-		return
-	}
-	defer l.Close()
-	_ = l.Error(1, msg)
 }

@@ -16,12 +16,6 @@ import (
 	"testing"
 )
 
-// perOSDebt lists the packages not yet moved to one exported API per
-// package (issue 24 item 4): each is a debt to pay, never a place to add to.
-var perOSDebt = map[string]bool{
-	"platform/service": true,
-}
-
 var (
 	osSuffix = regexp.MustCompile(`_(linux|darwin|windows|unix|other|posix|freebsd|openbsd|netbsd|plan9)(_[a-z0-9]+)?(_test)?\.go$`)
 	osWord   = regexp.MustCompile(`\b(linux|darwin|windows|unix|freebsd|openbsd|netbsd|plan9|ios|android|js|wasip1|solaris|illumos|aix|dragonfly)\b`)
@@ -140,9 +134,6 @@ func osSpecific(name string, f *ast.File) bool {
 func TestExportedNamesOncePerPackage(t *testing.T) {
 	r := root(t)
 	for _, dir := range packageDirs(t) {
-		if perOSDebt[dir] {
-			continue
-		}
 		names, err := filepath.Glob(filepath.Join(r, dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)
@@ -229,9 +220,6 @@ func docOf(d ast.Decl) string {
 func TestGoDocSameOnEveryOS(t *testing.T) {
 	r := root(t)
 	for _, dir := range packageDirs(t) {
-		if perOSDebt[dir] {
-			continue
-		}
 		want := api(t, filepath.Join(r, dir), "linux")
 		for _, goos := range []string{"darwin", "windows"} {
 			if got := api(t, filepath.Join(r, dir), goos); got != want {
