@@ -61,6 +61,16 @@ func packageDirs(t *testing.T) []string {
 	return out
 }
 
+// sourceFiles lists the non-test Go files in dir.
+func sourceFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.DeleteFunc(names, func(p string) bool { return strings.HasSuffix(p, "_test.go") })
+}
+
 // exported lists the exported declarations of f: funcs, types, vars,
 // consts, and methods of exported types.
 func exported(f *ast.File) []string {
@@ -134,14 +144,7 @@ func osSpecific(name string, f *ast.File) bool {
 func TestExportedNamesOncePerPackage(t *testing.T) {
 	r := root(t)
 	for _, dir := range packageDirs(t) {
-		names, err := filepath.Glob(filepath.Join(r, dir, "*.go"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range names {
-			if strings.HasSuffix(p, "_test.go") {
-				continue
-			}
+		for _, p := range sourceFiles(t, filepath.Join(r, dir)) {
 			f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ParseComments|parser.SkipObjectResolution)
 			if err != nil {
 				t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -18,14 +17,7 @@ func TestNoFileOverMaxLines(t *testing.T) {
 	r := root(t)
 	checked := 0
 	for _, dir := range packageDirs(t) {
-		names, err := filepath.Glob(filepath.Join(r, dir, "*.go"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range names {
-			if strings.HasSuffix(p, "_test.go") {
-				continue
-			}
+		for _, p := range sourceFiles(t, filepath.Join(r, dir)) {
 			data, err := os.ReadFile(p)
 			if err != nil {
 				t.Fatal(err)
