@@ -30,10 +30,44 @@ type Foreign struct {
 // the caller itself, and returns a nil Foreign and no error when the
 // process is already gone.
 func OpenForeign(pid int, same func() bool) (*Foreign, error) {
+	return openProven(pid, pinToStop, same)
+}
+
+// AwaitExit waits until process pid, one this process did not start,
+// exits, or ctx ends. It pins pid as OpenForeign does, with only the
+// right to wait (a pidfd on Linux, a process handle on Windows), and only
+// then asks same whether pid is still the process the caller proved: a pid
+// reused before the pin was taken is refused (false: ErrNotSame), and once
+// held the pin follows that very process. A process already gone is nil.
+// It wraps errors.ErrUnsupported where no such handle exists (macOS, Linux
+// before 5.3): callers then poll.
+func AwaitExit(ctx context.Context, pid int, same func() bool) error {
+	f, err := openProven(pid, pinToWait, same)
+	if err != nil || f == nil {
+		return err
+	}
+	defer f.Close()
+	return f.wait(ctx)
+}
+
+// pinUse is what a pin must allow: everything OpenForeign's actions need,
+// or only a wait, which a process of another account or integrity level
+// may grant where it refuses a stop (Windows).
+type pinUse int
+
+const (
+	pinToStop pinUse = iota
+	pinToWait
+)
+
+// openProven pins pid for use, then asks same; a process already gone is
+// a nil Foreign and no error. A pin to wait wraps errors.ErrUnsupported
+// where the pin cannot be waited on.
+func openProven(pid int, use pinUse, same func() bool) (*Foreign, error) {
 	if err := refuse(pid); err != nil {
 		return nil, err
 	}
-	f, err := openForeign(pid)
+	f, err := openForeign(pid, use)
 	if err != nil || f == nil {
 		return nil, err
 	}

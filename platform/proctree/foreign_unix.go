@@ -17,7 +17,7 @@ type foreignSys struct {
 	h handle
 }
 
-func openForeign(pid int) (*Foreign, error) {
+func openForeign(pid int, use pinUse) (*Foreign, error) {
 	h := openHandle(pid)
 	e, err := readProc(pid)
 	switch {
@@ -32,6 +32,10 @@ func openForeign(pid int) (*Foreign, error) {
 	if !f.alive() {
 		h.close()
 		return nil, nil
+	}
+	if use == pinToWait && !h.waitable() {
+		h.close()
+		return nil, fmt.Errorf("wait for process %d: no pidfd: %w", pid, errors.ErrUnsupported)
 	}
 	return f, nil
 }
@@ -53,17 +57,18 @@ func (f *Foreign) terminate() error {
 	return nil
 }
 
-// wait polls: the process is not our child, and a pidfd's readiness is
-// not available on every kernel we run on.
+// foreignTick is how often wait looks again where the pin cannot be
+// waited on (no pidfd): a stop takes Hermes' gateway seconds.
+const foreignTick = 50 * time.Millisecond
+
+// wait sleeps on the pidfd where there is one, else a tick at a time; the
+// process is not our child, so nothing else tells of its exit.
 func (f *Foreign) wait(ctx context.Context) error {
-	t := time.NewTicker(50 * time.Millisecond)
-	defer t.Stop()
 	for f.alive() {
-		select {
-		case <-ctx.Done():
+		if ctx.Err() != nil {
 			return fmt.Errorf("wait for process %d to exit: %w", f.pid, ctx.Err())
-		case <-t.C:
 		}
+		awaitExit(ctx, []handle{f.sys.h}, foreignTick)
 	}
 	return nil
 }

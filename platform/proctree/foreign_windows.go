@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -15,15 +16,20 @@ type foreignSys struct {
 	created int64 // creation time, in 100 ns units
 }
 
-// foreignAccess is what a pin needs: to read the start time, wait, and
-// terminate. Full query rights: Wine's GetProcessTimes wants them, and the
-// caller's own processes grant them anyway.
+// foreignAccess is what a pin to stop needs: to read the start time, wait,
+// and terminate. Full query rights: Wine's GetProcessTimes wants them, and
+// the caller's own processes grant them anyway. A pin to wait needs only
+// SYNCHRONIZE, which a process of another account or a higher integrity
+// level may grant where it refuses the rest.
 const foreignAccess = windows.PROCESS_QUERY_INFORMATION | windows.PROCESS_TERMINATE | windows.SYNCHRONIZE
 
-func openForeign(pid int) (*Foreign, error) {
-	h, created, err := pinProcess(pid)
+func openForeign(pid int, use pinUse) (*Foreign, error) {
+	h, created, err := pinProcess(pid, use)
+	if errors.Is(err, windows.ERROR_INVALID_PARAMETER) {
+		return nil, nil // gone already
+	}
 	if err != nil {
-		return nil, nil // gone, or not ours to open
+		return nil, fmt.Errorf("open process %d: %w", pid, err)
 	}
 	f := &Foreign{pid: pid, sys: foreignSys{h: h, created: created}}
 	if exited(h) {
@@ -34,11 +40,15 @@ func openForeign(pid int) (*Foreign, error) {
 }
 
 // pinProcess opens pid: while the handle is open, the pid cannot be handed
-// to another process.
-func pinProcess(pid int) (windows.Handle, int64, error) {
-	h, err := windows.OpenProcess(foreignAccess, false, uint32(pid))
-	if err != nil {
-		return 0, 0, err
+// to another process. A pin to wait reads no creation time (0).
+func pinProcess(pid int, use pinUse) (windows.Handle, int64, error) {
+	access := uint32(foreignAccess)
+	if use == pinToWait {
+		access = windows.SYNCHRONIZE
+	}
+	h, err := windows.OpenProcess(access, false, uint32(pid))
+	if err != nil || use == pinToWait {
+		return h, 0, err
 	}
 	var c, e, k, u windows.Filetime
 	if err := windows.GetProcessTimes(h, &c, &e, &k, &u); err != nil {
@@ -55,11 +65,15 @@ func exited(h windows.Handle) bool {
 
 func (f *Foreign) terminate() error { return nil }
 
-// wait waits on the handle in slices, so that ctx is heard and no waiter
-// outlives the handle.
+// wait waits on the handle in slices of at most a second, ending at ctx's
+// deadline, so that ctx is heard and no waiter outlives the handle.
 func (f *Foreign) wait(ctx context.Context) error {
 	for {
-		ev, err := windows.WaitForSingleObject(f.sys.h, 100)
+		slice := time.Second
+		if d, ok := ctx.Deadline(); ok {
+			slice = min(slice, max(time.Until(d), 0))
+		}
+		ev, err := windows.WaitForSingleObject(f.sys.h, uint32(slice.Milliseconds())+1)
 		if err != nil {
 			return fmt.Errorf("wait for process %d to exit: %w", f.pid, err)
 		}
@@ -103,7 +117,7 @@ func (f *Foreign) killTree() ([]int, error) {
 				if _, seen := parents[p.ProcessID]; !isChild || seen || p.ProcessID == 0 || int(p.ProcessID) == windows.Getpid() {
 					continue
 				}
-				h, created, err := pinProcess(int(p.ProcessID))
+				h, created, err := pinProcess(int(p.ProcessID), pinToStop)
 				if err != nil {
 					continue
 				}

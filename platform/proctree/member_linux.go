@@ -47,18 +47,23 @@ func (h handle) close() {
 	}
 }
 
-// awaitExit blocks until one of ms may have exited or ctx ends: a pidfd
-// polls readable once its process exits. Without pidfds, it waits a tick.
-func awaitExit(ctx context.Context, ms []*member) {
-	fds := make([]unix.PollFd, 0, len(ms))
-	for _, m := range ms {
-		if m.h.fd < 0 {
+// waitable reports whether the handle can be waited on for its process's
+// exit (see awaitExit).
+func (h handle) waitable() bool { return h.fd >= 0 }
+
+// awaitExit blocks until one of hs may have exited or ctx ends: a pidfd
+// polls readable once its process exits. Unless every handle is a pidfd,
+// it waits tick.
+func awaitExit(ctx context.Context, hs []handle, tick time.Duration) {
+	fds := make([]unix.PollFd, 0, len(hs))
+	for _, h := range hs {
+		if !h.waitable() {
 			fds = nil
 			break
 		}
-		fds = append(fds, unix.PollFd{Fd: int32(m.h.fd), Events: unix.POLLIN})
+		fds = append(fds, unix.PollFd{Fd: int32(h.fd), Events: unix.POLLIN})
 	}
-	wait := awaitTick
+	wait := tick
 	if fds != nil {
 		// Bounded, so that a cancelled ctx is seen within a second.
 		wait = time.Second

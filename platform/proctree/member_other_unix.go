@@ -30,10 +30,12 @@ func (h handle) unreaped(e procEntry) bool {
 
 func (handle) close() {}
 
-// awaitExit waits a tick, or until ctx ends: no handle here can be waited
-// on for another process's exit.
-func awaitExit(ctx context.Context, _ []*member) {
-	t := time.NewTimer(awaitTick)
+// waitable: no handle here can be waited on for another process's exit.
+func (handle) waitable() bool { return false }
+
+// awaitExit waits tick, or until ctx ends (see waitable).
+func awaitExit(ctx context.Context, _ []handle, tick time.Duration) {
+	t := time.NewTimer(tick)
 	defer t.Stop()
 	select {
 	case <-t.C:

@@ -333,7 +333,11 @@ func (t *Tree) awaitKilled(ctx context.Context) {
 		if len(ms) == 0 {
 			return
 		}
-		awaitExit(ctx, ms)
+		hs := make([]handle, len(ms))
+		for i, m := range ms {
+			hs[i] = m.h
+		}
+		awaitExit(ctx, hs, awaitTick)
 	}
 }
 

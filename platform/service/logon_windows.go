@@ -9,15 +9,6 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// ErrHomeOwner reports a Hermes home owned by another account than the one
-// the service would run as: an install from an over-the-shoulder UAC
-// prompt, elevated as another administrator, runs the service as that
-// administrator, with that administrator's files and rights.
-var ErrHomeOwner = errors.New("the Hermes home belongs to another account than the service's")
-
-// ErrLogon reports an account the service manager could not log on as.
-var ErrLogon = errors.New("the service manager could not log on with the account's password")
-
 // administrators is the SID of BUILTIN\Administrators, which owns what an
 // elevated administrator creates (unless a policy says otherwise).
 const administrators = "S-1-5-32-544"

@@ -49,7 +49,7 @@ func TestInstallRefusesAHomeOfAnotherAccount(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := ownerTestConfig(t)
 			c.RunAsInstaller = tt.allow
-			p, err := SCM{owner: func(string) (string, error) { return tt.owner, nil }}.Install(c, false)
+			p, err := scmSeams{owner: func(string) (string, error) { return tt.owner, nil }}.install(c, false)
 			switch {
 			case tt.refused && !errors.Is(err, ErrHomeOwner):
 				t.Fatalf("install over another account's home: %v, want %v", err, ErrHomeOwner)
@@ -91,7 +91,7 @@ func TestInstallChecksThePasswordFirst(t *testing.T) {
 			var tried []uint32
 			logon := func(_, _ string, typ uint32) error { tried = append(tried, typ); return tt.errs[typ] }
 			c := ownerTestConfig(t)
-			p, err := SCM{logon: logon, owner: func(string) (string, error) { return "", nil }}.Install(c, false)
+			p, err := scmSeams{logon: logon, owner: func(string) (string, error) { return "", nil }}.install(c, false)
 			if err != nil {
 				t.Fatal(err)
 			}

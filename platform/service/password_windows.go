@@ -9,10 +9,7 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// Password returns the installing user's Windows password for the service
-// account: PasswordEnv when set, else asked on the console without echo.
-// Without either it wraps ErrNeedPassword.
-func Password(getenv func(string) string) (string, error) {
+func password(getenv func(string) string) (string, error) {
 	if pw := getenv(PasswordEnv); pw != "" {
 		return pw, nil
 	}

@@ -1,6 +1,48 @@
 package service
 
-import "time"
+import (
+	"errors"
+	"time"
+)
+
+// SCM drives the Windows service control manager through its API. The
+// service runs as the user who installs it, never as LocalSystem
+// (docs/security.md), with the home, the gateway command and the PATH
+// pinned; the control pipe also admits that user. Only Windows has one:
+// elsewhere Install, Uninstall and Control fail with ErrUnsupported and
+// Installed finds nothing.
+type SCM struct{}
+
+// Install creates (or updates) the service, sets its recovery actions and
+// starts it.
+func (m SCM) Install(c Config, migrate bool) (Plan, error) { return m.install(c, migrate) }
+
+// Uninstall stops the service, waits until the SCM sees it stopped, and
+// only then deletes it: a service deleted while it runs is only marked for
+// deletion, and a reinstall fails until it is gone.
+func (m SCM) Uninstall(c Config) (Plan, error) { return m.uninstall(c) }
+
+// Control starts, stops or restarts the installed service.
+func (m SCM) Control(c Config, verb string) (Plan, error) { return m.control(c, verb) }
+
+// Installed lists the home's service (named for its profile, see
+// NameFor), which is always the machine's, also to a user who is not an
+// administrator.
+func (m SCM) Installed(c Config) []Definition { return m.installed(c) }
+
+// ErrMarkedForDelete reports a service the SCM has marked for deletion and
+// keeps while something holds a handle to it.
+var ErrMarkedForDelete = errors.New("the service is marked for deletion")
+
+// ErrHomeOwner reports a Hermes home owned by another account than the one
+// the Windows service would run as: an install from an over-the-shoulder
+// UAC prompt, elevated as another administrator, runs the service as that
+// administrator, with that administrator's files and rights.
+var ErrHomeOwner = errors.New("the Hermes home belongs to another account than the service's")
+
+// ErrLogon reports an account the Windows service manager could not log on
+// as.
+var ErrLogon = errors.New("the service manager could not log on with the account's password")
 
 // hermesTask is the Scheduled Task Hermes installs to restart its gateway.
 const hermesTask = "Hermes_Gateway"

@@ -128,8 +128,8 @@ func TestSCMLifeCycle(t *testing.T) {
 			t.Logf("recovery actions cannot be read back under Wine (%v); they are checked on Windows", err)
 			return nil
 		}
-		if err != nil || len(acts) != len(Recovery) || acts[0].Type != mgr.ServiceRestart || acts[0].Delay != Recovery[0].Delay {
-			t.Errorf("recovery actions %+v, %v; want %+v", acts, err, Recovery)
+		if err != nil || len(acts) != len(recoveryActions) || acts[0].Type != mgr.ServiceRestart || acts[0].Delay != recoveryActions[0].Delay {
+			t.Errorf("recovery actions %+v, %v; want %+v", acts, err, recoveryActions)
 		}
 		return nil
 	})

@@ -1,5 +1,6 @@
 // Package service installs hermes-supervisor as the operating system's
-// service: a systemd unit on Linux, a launchd agent on macOS. Every action is
+// service: a systemd unit on Linux, a launchd agent on macOS, a service of
+// the Windows service control manager on Windows. Every action is
 // first a Plan (the files to write and the commands to run), so that
 // `--dry-run` shows exactly what would happen and tests can read it.
 package service
@@ -266,6 +267,12 @@ type Definition struct {
 	// Path is the file (or service name) that defines it.
 	Path string
 }
+
+// New returns the service manager of this system: Systemd on Linux,
+// Launchd on macOS, SCM on Windows; on any other system, one whose every
+// action fails with ErrUnsupported, since there the supervisor runs under
+// whatever init system starts `hermes-supervisor run`.
+func New() Manager { return newManager() }
 
 // Manager turns service actions into plans for one service manager.
 type Manager interface {

@@ -7,11 +7,11 @@ import (
 	"os"
 )
 
-// New returns a manager that refuses every action: this system has no
-// service manager we know how to drive.
-func New() Manager { return unsupported{} }
-
+// unsupported refuses every action: this system has no service manager we
+// know how to drive.
 type unsupported struct{}
+
+func newManager() Manager { return unsupported{} }
 
 func (unsupported) Install(Config, bool) (Plan, error) { return Plan{}, unsupportedErr() }
 func (unsupported) Uninstall(Config) (Plan, error)     { return Plan{}, unsupportedErr() }

@@ -3,6 +3,7 @@ package chaos
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -37,9 +38,38 @@ var (
 // bin is the hermes-supervisor binary under test, built once by TestMain.
 var bin string
 
-// inPIDNS marks the re-executed test binary that runs the PID-reuse
-// scenario inside a private PID namespace.
+// inPIDNS marks the re-executed test binary that runs a test inside a
+// private PID namespace (see inPIDNSRun).
 const inPIDNS = "HERMES_CHAOS_PIDNS"
+
+// inPIDNSRun reports whether this is the run of test name inside a
+// private PID namespace, where it goes on. Otherwise it re-runs only that
+// test there, adds that run's tally to ours and reports false: the caller
+// is done.
+func inPIDNSRun(t *testing.T, name string) bool {
+	t.Helper()
+	if os.Getenv(inPIDNS) != "" {
+		return true
+	}
+	out := t.TempDir() + "/tally.json"
+	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.count=1", "-test.v", "-chaos.rounds="+strconv.Itoa(*rounds), "-chaos.seed="+strconv.FormatUint(*seed, 10))
+	cmd.Env = append(os.Environ(), inPIDNS+"=1", "HERMES_CHAOS_BIN="+bin, tallyEnv+"="+out, "GORACE=atexit_sleep_ms=0")
+	b, err := cmd.CombinedOutput()
+	t.Logf("in a private PID namespace:\n%s", b)
+	if err != nil {
+		t.Fatalf("the namespaced run failed: %v", err)
+	}
+	data, err := os.ReadFile(out)
+	if errors.Is(err, os.ErrNotExist) {
+		t.Skip("no private PID namespace here (see the log above)")
+	}
+	var c count
+	if err != nil || json.Unmarshal(data, &c) != nil {
+		t.Fatalf("read the namespaced count: %v %q", err, data)
+	}
+	tally.add(c)
+	return false
+}
 
 func TestMain(m *testing.M) {
 	flag.Parse()

@@ -8,7 +8,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"io"
 	mrand "math/rand/v2"
 	"net"
@@ -282,24 +281,7 @@ var nobodyCred = &syscall.Credential{Uid: nobody, Gid: nobody}
 // file outside the home byte for byte the same. It runs in a private PID
 // and mount namespace, where pid 1 is this test and mounts stay private.
 func TestHostile(t *testing.T) {
-	if os.Getenv(inPIDNS) == "" {
-		out := t.TempDir() + "/tally.json"
-		cmd := exec.Command(os.Args[0], "-test.run=^TestHostile$", "-test.count=1", "-test.v", "-chaos.rounds="+strconv.Itoa(*rounds), "-chaos.seed="+strconv.FormatUint(*seed, 10))
-		cmd.Env = append(os.Environ(), inPIDNS+"=1", "HERMES_CHAOS_BIN="+bin, tallyEnv+"="+out, "GORACE=atexit_sleep_ms=0")
-		b, err := cmd.CombinedOutput()
-		t.Logf("in a private PID namespace:\n%s", b)
-		if err != nil {
-			t.Fatalf("the namespaced run failed: %v", err)
-		}
-		data, err := os.ReadFile(out)
-		if errors.Is(err, os.ErrNotExist) {
-			t.Skip("no private PID namespace here (see the log above)")
-		}
-		var c count
-		if err != nil || json.Unmarshal(data, &c) != nil {
-			t.Fatalf("read the namespaced count: %v %q", err, data)
-		}
-		tally.add(c)
+	if !inPIDNSRun(t, "TestHostile") {
 		return
 	}
 	if !pidns.Available() {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -38,25 +37,7 @@ func init() {
 // of a gateway whose supervisor was SIGKILLed. The supervisor must never
 // signal it, never adopt it, and start its own gateway.
 func TestPIDReuse(t *testing.T) {
-	if os.Getenv(inPIDNS) == "" {
-		// Only this test needs the namespace: re-run it there.
-		out := t.TempDir() + "/tally.json"
-		cmd := exec.Command(os.Args[0], "-test.run=^TestPIDReuse$", "-test.count=1", "-test.v", "-chaos.rounds="+strconv.Itoa(*rounds), "-chaos.seed="+strconv.FormatUint(*seed, 10))
-		cmd.Env = append(os.Environ(), inPIDNS+"=1", "HERMES_CHAOS_BIN="+bin, tallyEnv+"="+out, "GORACE=atexit_sleep_ms=0")
-		b, err := cmd.CombinedOutput()
-		t.Logf("in a private PID namespace:\n%s", b)
-		if err != nil {
-			t.Fatalf("the namespaced run failed: %v", err)
-		}
-		data, err := os.ReadFile(out)
-		if errors.Is(err, os.ErrNotExist) {
-			t.Skip("no private PID namespace here (see the log above)")
-		}
-		var c count
-		if err != nil || json.Unmarshal(data, &c) != nil {
-			t.Fatalf("read the namespaced count: %v %q", err, data)
-		}
-		tally.add(c)
+	if !inPIDNSRun(t, "TestPIDReuse") {
 		return
 	}
 	if !pidns.Available() {

@@ -1,3 +1,5 @@
-// Package layers holds the test that keeps the module's dependencies
-// pointing one way: cmd → supervisor → lockstore → procstate → platform.
+// Package layers holds the tests of the module's shape: dependencies
+// point one way (cmd → supervisor → lockstore → procstate → platform),
+// every package has one exported API on every OS, and no non-test file
+// grows past 500 lines.
 package layers

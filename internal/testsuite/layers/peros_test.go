@@ -16,12 +16,6 @@ import (
 	"testing"
 )
 
-// perOSDebt lists the packages not yet moved to one exported API per
-// package (issue 24 item 4): each is a debt to pay, never a place to add to.
-var perOSDebt = map[string]bool{
-	"platform/service": true,
-}
-
 var (
 	osSuffix = regexp.MustCompile(`_(linux|darwin|windows|unix|other|posix|freebsd|openbsd|netbsd|plan9)(_[a-z0-9]+)?(_test)?\.go$`)
 	osWord   = regexp.MustCompile(`\b(linux|darwin|windows|unix|freebsd|openbsd|netbsd|plan9|ios|android|js|wasip1|solaris|illumos|aix|dragonfly)\b`)
@@ -65,6 +59,16 @@ func packageDirs(t *testing.T) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// sourceFiles lists the non-test Go files in dir.
+func sourceFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.DeleteFunc(names, func(p string) bool { return strings.HasSuffix(p, "_test.go") })
 }
 
 // exported lists the exported declarations of f: funcs, types, vars,
@@ -140,17 +144,7 @@ func osSpecific(name string, f *ast.File) bool {
 func TestExportedNamesOncePerPackage(t *testing.T) {
 	r := root(t)
 	for _, dir := range packageDirs(t) {
-		if perOSDebt[dir] {
-			continue
-		}
-		names, err := filepath.Glob(filepath.Join(r, dir, "*.go"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range names {
-			if strings.HasSuffix(p, "_test.go") {
-				continue
-			}
+		for _, p := range sourceFiles(t, filepath.Join(r, dir)) {
 			f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ParseComments|parser.SkipObjectResolution)
 			if err != nil {
 				t.Fatal(err)
@@ -229,9 +223,6 @@ func docOf(d ast.Decl) string {
 func TestGoDocSameOnEveryOS(t *testing.T) {
 	r := root(t)
 	for _, dir := range packageDirs(t) {
-		if perOSDebt[dir] {
-			continue
-		}
 		want := api(t, filepath.Join(r, dir), "linux")
 		for _, goos := range []string{"darwin", "windows"} {
 			if got := api(t, filepath.Join(r, dir), goos); got != want {
