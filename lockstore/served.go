@@ -25,13 +25,20 @@ func (m Multiplexer) Serves(name string) bool { return slices.Contains(m.Profile
 // Multiplexer reports the live gateway of this store's home (a root home)
 // and the profiles it serves, as Hermes' multiplexer_liveness_for_profile
 // finds them: gateway_state.json's served_profiles believed only when its
-// pid is the gateway that runs here by Hermes' own rule (Running: the
-// runtime lock decides), so that a state file a dead multiplexer left
-// behind, or one naming some other live process, serves nobody. It reads
-// and changes nothing else.
+// pid is the gateway that runs here by Hermes' own rule (Running), so
+// that a state file a dead multiplexer left behind, or one naming some
+// other live process, serves nobody. Stricter than Hermes, whose
+// get_running_pid falls back to gateway_state.json when gateway.lock is
+// free: a multiplexer (v0.21) always holds gateway.lock, and files alone
+// naming a live process whose command line reads as a gateway's must not
+// keep a profile's gateway from starting. It reads and changes nothing
+// else.
 func (s *Store) Multiplexer(ctx context.Context) (Multiplexer, bool) {
 	running, ok := s.Running(ctx)
 	if !ok || running.Record == nil {
+		return Multiplexer{}, false
+	}
+	if held, err := s.RuntimeLockHeld(); err != nil || !held {
 		return Multiplexer{}, false
 	}
 	b, err := readBounded(s.layout.StateFile())

@@ -27,8 +27,12 @@ import (
 // drive the real CLI, and `run --demo` re-executes it as the demo gateway.
 func TestMain(m *testing.M) {
 	conformance.RunHelper()
+	if isStubHermes() {
+		os.Exit(stubHermes(os.Args[1:], os.Stdout, os.Stderr))
+	}
 	testscript.Main(exitUnderWine{m}, map[string]func(){
 		"hermes-supervisor": func() { os.Exit(Main(os.Args[1:])) },
+		"signal-sentinel":   signalSentinel,
 	})
 }
 
@@ -78,6 +82,7 @@ func TestScripts(t *testing.T) {
 			"writeq":     cmdWriteQ,
 			"nocontrol":  cmdNoControl,
 			"jsoneq":     cmdJSONEq,
+			"stubhermes": cmdStubHermes,
 		},
 	})
 }

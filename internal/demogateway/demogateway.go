@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -67,6 +68,7 @@ type options struct {
 	noStartTime    bool
 	hangAfter      time.Duration
 	serve          string
+	host           string
 }
 
 // hermesWords drops what `hermes [-p X] gateway [run|restart]` puts before
@@ -107,6 +109,7 @@ func Main(args []string, getenv func(string) string, stderr io.Writer) int {
 	fs.DurationVar(&o.hangAfter, "hang-after", 0, "hang (stop pinging and block) this long after running, to show hang detection; also "+EnvHang)
 	fs.BoolVar(&o.noStartTime, "no-start-time", false, "record no start_time, as a Hermes that cannot read its own (psutil missing) writes null")
 	fs.StringVar(&o.serve, "serve", "", "comma-separated profiles to list as served_profiles in gateway_state.json, as Hermes' multiplexer does")
+	fs.StringVar(&o.host, "host", "", "comma-separated profiles to serve as newer Hermes' host gateway: hold host-gateway.lock and publish host-gateway.json in the lock dir")
 	fs.BoolVar(&o.naive, "naive", false, "judge files as naive gateways do (refuse while gateway.pid exists), to show a flap loop")
 	if err := fs.Parse(hermesWords(args)); err != nil {
 		return 2
@@ -143,6 +146,8 @@ type gateway struct {
 	lock    *os.File
 	scoped  string
 	ownsPID bool
+	// host is host-gateway.lock, held while this is the host gateway.
+	host *os.File
 }
 
 func newGateway(o options, getenv func(string) string, stderr io.Writer) (*gateway, error) {
@@ -328,6 +333,11 @@ func (g *gateway) claim() (int, bool) {
 	if code, ok := g.claimScoped(); !ok {
 		return code, false
 	}
+	if g.o.host != "" {
+		if code, ok := g.claimHost(); !ok {
+			return code, false
+		}
+	}
 	if g.o.grandchild {
 		if err := g.spawnGrandchild(); err != nil {
 			g.say("spawn grandchild: %v", err)
@@ -381,6 +391,43 @@ func (g *gateway) claimScoped() (int, bool) {
 	return exitRefused, false
 }
 
+// claimHost becomes the host gateway as newer Hermes' host_rendezvous does:
+// host-gateway.lock held for the process's life, then host-gateway.json
+// (0600) naming this process by pid and psutil's createTime.
+func (g *gateway) claimHost() (int, bool) {
+	f, err := safefs.OpenLockFile(filepath.Join(g.o.lockDir, lockstore.HostGatewayLock), true)
+	if err != nil {
+		g.say("open host lock: %v", err)
+		return exitRefused, false
+	}
+	if err := safefs.LockFile(f); err != nil {
+		f.Close()
+		g.say("a host gateway already runs: %v", err)
+		return exitRefused, false
+	}
+	g.host = f
+	created, err := procstate.NewProber(procstate.Options{StartTolerance: -1}).CreateTime(context.Background(), g.self.PID)
+	if err != nil {
+		g.say("read own creation time: %v", err)
+		return exitRefused, false
+	}
+	body, _ := json.Marshal(map[string]any{
+		"role":            "gateway",
+		"protocolVersion": 1,
+		"home":            g.o.home,
+		"pid":             g.self.PID,
+		"createTime":      float64(created.UnixMilli()) / 1000,
+		"port":            0,
+		"profiles":        strings.Split(g.o.host, ","),
+		"updatedAt":       float64(time.Now().UnixMilli()) / 1000,
+	})
+	if err := lockstore.WriteFileAtomic(filepath.Join(g.o.lockDir, lockstore.HostGatewayRecord), body, 0o600); err != nil {
+		g.say("write host record: %v", err)
+		return exitRefused, false
+	}
+	return 0, true
+}
+
 func (g *gateway) spawnGrandchild() error {
 	exe, err := os.Executable()
 	if err != nil {
@@ -421,6 +468,17 @@ func (g *gateway) releaseFiles() {
 		if r, err := lockstore.ReadRecord(g.layout.PIDFile()); err == nil && r.PID == g.self.PID {
 			_ = os.Remove(g.layout.PIDFile())
 		}
+	}
+	if g.host != nil {
+		rec := filepath.Join(g.o.lockDir, lockstore.HostGatewayRecord)
+		if b, err := os.ReadFile(rec); err == nil {
+			var r struct{ PID int }
+			if json.Unmarshal(b, &r) == nil && r.PID == g.self.PID {
+				_ = os.Remove(rec)
+			}
+		}
+		_ = safefs.UnlockFile(g.host)
+		_ = g.host.Close()
 	}
 	if g.lock != nil {
 		_ = safefs.UnlockFile(g.lock)
