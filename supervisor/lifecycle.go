@@ -49,13 +49,22 @@ func (s *Supervisor) act(a action, reason string) {
 func (s *Supervisor) start(ctx context.Context) {
 	s.stopTimer(&s.timers.backoff)
 	s.nextStart = nil
-	if err := s.probeDirs(); err != nil {
-		s.startupFailed(err)
-		return
+	// afterExit has just probed them when the policy restarts at once.
+	if probed := s.dirsProbed; !probed {
+		if err := s.probeDirs(); err != nil {
+			s.startupFailed(err)
+			return
+		}
 	}
-	if _, err := s.store.Sweep(ctx, false); err != nil {
-		s.log.Warn("some files could not be judged; starting anyway", zap.Error(err))
-	}
+	s.dirsProbed = false
+	tm := s.timing
+	tm.mark("decide", time.Now())
+	s.whileBusy("sweeping the home and lock dir before a start", func() {
+		if _, err := s.store.Sweep(ctx, false); err != nil {
+			s.log.Warn("some files could not be judged; starting anyway", zap.Error(err))
+		}
+	})
+	tm.mark("sweep", time.Now())
 	if owner, ok := s.foreignOwner(ctx); ok {
 		s.blocked++
 		delay := s.cfg.Policy.delay(s.blocked+1, s.rnd)
@@ -65,19 +74,29 @@ func (s *Supervisor) start(ctx context.Context) {
 		return
 	}
 	s.blocked = 0
+	tm.mark("foreign_owner", time.Now())
 	// The nonce's hash reaches the state file before any process carries
 	// the nonce: a successor can then prove the gateway even if we die
 	// before recording it. A state file we cannot write is a start-up
 	// failure: the gateway would be unprovable, and could not start well.
+	// The nonce is one per supervisor and every write of the file holds
+	// its hash, replacing the file whole (or not at all), so once one write
+	// is durable the hash stays there: a restart does not wait for
+	// another fsync. The transition to starting writes the file again.
 	s.startFails, s.startupError = 0, ""
-	if _, err := s.persist(); err != nil {
-		s.startupFailed(fmt.Errorf("%w: %w", errUnusableDir, err))
-		return
+	if !s.hashDurable {
+		if _, err := s.persist(); err != nil {
+			s.startupFailed(fmt.Errorf("%w: %w", errUnusableDir, err))
+			return
+		}
 	}
+	tm.mark("persist", time.Now())
 	cfg := s.cfg
 	cfg.Env = append(slices.Clip(cfg.Env), EnvNonce+"="+s.nonce)
 	cfg.Env = append(cfg.Env, s.wd.open()...)
+	tm.mark("notify_socket", time.Now())
 	st, err := s.spawn(&cfg, s.self, s.log, s.clock)
+	tm.mark("spawn", time.Now())
 	if err != nil {
 		s.wd.close(nil)
 		e := Exit{Code: -1, StartError: err.Error(), At: s.clock.Now()}
@@ -113,6 +132,11 @@ func (s *Supervisor) start(ctx context.Context) {
 	}
 	s.hadChild = true
 	s.fire(onStarted, "gateway started, waiting for it to be ready")
+	s.wd.prepare()
+	if tm != nil {
+		tm.mark("after_spawn", time.Now())
+		tm.done(s.log, time.Since(s.lastExit.seen))
+	}
 }
 
 // foreignOwner reports a live gateway, not ours, that holds the home, by
@@ -179,7 +203,12 @@ func (s *Supervisor) exited(e Exit) {
 	run, gw := s.run, s.gatewayID()
 	s.wd.close(&e)
 	s.run, s.child, s.gateway = nil, nil, nil
+	s.owned = ownedLocks{looking: s.owned.looking}
 	s.lastExit = &e
+	s.timing = newTiming(s.log, e.seen)
+	s.timing.mark("tree_reaped", e.reaped)
+	s.timing.mark("output_drained", e.drained)
+	s.timing.mark("event", time.Now())
 	s.log.Info("gateway exited", zap.Int("pid", child.PID), zap.Stringer("exit", e),
 		zap.Duration("uptime", e.Uptime))
 	if len(e.Unkilled) > 0 {
@@ -190,8 +219,10 @@ func (s *Supervisor) exited(e Exit) {
 	}
 	if o, ok := run.(*orphan); !ok || !o.isAbandoned() {
 		s.release(s.loop, child, gw)
+		s.timing.mark("release", time.Now())
 	}
 	s.fire(onExit, "the gateway exited")
+	s.timing = nil // a restart that was not at once is not timed
 }
 
 // afterExit applies the restart policy to an exit nobody asked for. A
@@ -210,7 +241,9 @@ func (s *Supervisor) afterExit(ctx context.Context, e Exit) {
 		return
 	}
 	if d.Delay <= 0 {
+		s.dirsProbed = true
 		s.fire(onStartDue, d.Reason)
+		s.dirsProbed = false
 		return
 	}
 	s.scheduleStart(d.Delay, fmt.Sprintf("%s; restarting in %s", d.Reason, d.Delay.Round(time.Millisecond)))
@@ -380,6 +413,9 @@ func (s *Supervisor) markReady(by string) {
 			s.wd.readyDeadline(s.child.StartedAt, s.cfg.ReadyTimeout).Sub(s.child.StartedAt).Round(time.Millisecond))
 	}
 	s.fire(onReady, reason)
+	// A ready gateway holds its locks: what status names is read now, off
+	// the loop.
+	s.lookUpOwned(s.gatewayID())
 }
 
 // heed does what the watchdog asks.

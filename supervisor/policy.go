@@ -96,6 +96,10 @@ type Exit struct {
 	// Uptime is how long the run lasted. In JSON it is written twice, as
 	// "uptime" (a duration string, "1m30.2s") and "uptime_seconds".
 	Uptime time.Duration `json:"-"`
+	// seen, reaped and drained are when the root's exit was seen, its
+	// tree killed and reaped, and its output read to the end, by the real
+	// clock (zero where unknown): for the restart timing.
+	seen, reaped, drained time.Time
 }
 
 // exitJSON is Exit as written: the uptime for people and for programs.

@@ -26,11 +26,16 @@ type Supervisor struct {
 	prober *procstate.Prober
 	self   procstate.Identity
 	events chan event
-	rnd    func() float64
-	bootID string
-	nonce  string // in our gateways' environment; never written anywhere
-	hashed string // the nonce's hash, kept in the state file
-	prev   proof  // what the predecessor's state file proves; set by begin
+	// statusReq carries status requests: the loop answers them, or, while
+	// it is busy with a long step, the goroutine whileBusy runs.
+	statusReq chan reply
+	rnd       func() float64
+	bootID    string
+	nonce     string // in our gateways' environment; never written anywhere
+	hashed    string // the nonce's hash, kept in the state file
+	// hashDurable: a write of the state file, with hashed, is on disk.
+	hashDurable bool
+	prev        proof // what the predecessor's state file proves; set by begin
 
 	// Owned by the Run goroutine. The state machine (machine.go):
 	state    State
@@ -51,12 +56,17 @@ type Supervisor struct {
 	startFails   int
 	startupError string
 	homeSeen     bool // the home was usable once: its absence is a deletion
+	dirsProbed   bool // afterExit probed the dirs for the start it fires at once
 	hadChild     bool // a gateway ran before: the next start is a restart
 	lastExit     *Exit
 	nextStart    *time.Time
 	waiters      []reply // answered once the pending stop/restart completes
 	timers       loopTimers
 	wd           watchdog
+	// timing times the restart under way, from the exit to the next
+	// start; nil unless debug logging is on (see timing.go).
+	timing *timing
+	owned  ownedLocks // the gateway's locks as last looked up (busy.go)
 }
 
 type loopTimers struct {
@@ -81,21 +91,22 @@ func New(cfg Config, log *zap.Logger, clock Clock, prober *procstate.Prober) (*S
 	}
 	nonce, hashed := newNonce()
 	return &Supervisor{
-		bootID: bootID,
-		nonce:  nonce,
-		hashed: hashed,
-		cfg:    cfg,
-		log:    log,
-		clock:  clock,
-		prober: prober,
-		store:  lockstore.New(cfg.Layout, prober, log, clock.Now).WithGatewayCommand(cfg.Command),
-		self:   self,
-		events: make(chan event, 16),
-		rnd:    rand.Float64,
-		state:  Stopped,
-		loop:   context.Background(),
-		spawn:  spawnChild,
-		wd:     watchdog{log: log, clock: clock, home: cfg.Layout.Home, setting: cfg.Watchdog, hangAfter: cfg.HangAfter},
+		bootID:    bootID,
+		nonce:     nonce,
+		hashed:    hashed,
+		cfg:       cfg,
+		log:       log,
+		clock:     clock,
+		prober:    prober,
+		store:     lockstore.New(cfg.Layout, prober, log, clock.Now).WithGatewayCommand(cfg.Command),
+		self:      self,
+		events:    make(chan event, 16),
+		statusReq: make(chan reply),
+		rnd:       rand.Float64,
+		state:     Stopped,
+		loop:      context.Background(),
+		spawn:     spawnChild,
+		wd:        watchdog{log: log, clock: clock, home: cfg.Layout.Home, setting: cfg.Watchdog, hangAfter: cfg.HangAfter},
 	}, nil
 }
 
@@ -113,6 +124,9 @@ func (s *Supervisor) treeFields() []zap.Field {
 // Do hands a command (status, stop or restart) to the Run goroutine and
 // waits for the answer; stop and restart answer once they have completed.
 func (s *Supervisor) Do(ctx context.Context, verb string) Response {
+	if verb == "status" {
+		return s.askStatus(ctx)
+	}
 	r := make(reply, 1)
 	select {
 	case s.events <- command{verb: verb, reply: r}:
@@ -132,6 +146,9 @@ func (s *Supervisor) Do(ctx context.Context, verb string) Response {
 func (s *Supervisor) persist() (*Status, error) {
 	snap := s.snapshot()
 	err := writeStatusFile(s.cfg.Layout.SupervisorState(), snap)
+	if err == nil {
+		s.hashDurable = true
+	}
 	if err != nil {
 		s.log.Warn("could not write the supervisor state file", zap.Error(err))
 	}

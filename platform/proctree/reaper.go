@@ -35,8 +35,6 @@ func (r *Reaper) Reap() []Reaped {
 	if r == nil {
 		return nil
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	return r.reap()
 }
 
