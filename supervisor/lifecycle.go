@@ -60,7 +60,7 @@ func (s *Supervisor) start(ctx context.Context) {
 	tm := s.timing
 	tm.mark("decide", time.Now())
 	s.whileBusy("sweeping the home and lock dir before a start", func() {
-		if _, err := s.store.Sweep(ctx, false); err != nil {
+		if _, err := s.store.SweepSummary(ctx); err != nil {
 			s.log.Warn("some files could not be judged; starting anyway", zap.Error(err))
 		}
 	})
