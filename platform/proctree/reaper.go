@@ -58,6 +58,13 @@ func (r *Reaper) adopted(e procEntry) bool {
 	return r.roots[e.pid] == 0
 }
 
+// isRoot reports whether pid is the root of a Tree started with r.
+func (r *Reaper) isRoot(pid int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.roots[pid] != 0
+}
+
 // started records root as a Tree's root, so it is never taken for an orphan.
 func (r *Reaper) started(root int) { r.roots[root]++ }
 
