@@ -133,6 +133,7 @@ func (s *Supervisor) start(ctx context.Context) {
 	s.hadChild = true
 	s.fire(onStarted, "gateway started, waiting for it to be ready")
 	s.wd.prepare()
+	s.wd.dropRetired()
 	if tm != nil {
 		tm.mark("after_spawn", time.Now())
 		tm.done(s.log, time.Since(s.lastExit.seen))
@@ -196,21 +197,29 @@ func (s *Supervisor) checkReady() {
 // exited ends a run: it releases the gateway's files and moves the machine
 // by how the run ended.
 func (s *Supervisor) exited(e Exit) {
+	s.timing = newTiming(s.log, e.seen)
+	s.timing.mark("tree_reaped", e.reaped)
+	s.timing.mark("output_drained", e.drained)
+	s.timing.mark("event", time.Now())
 	child := s.child
 	s.stopTimer(&s.deadline)
 	s.stopTimer(&s.timers.ready)
 	s.stop = stopDeadline{}
 	run, gw := s.run, s.gatewayID()
 	s.wd.close(&e)
+	s.timing.mark("close_watch", time.Now())
 	s.run, s.child, s.gateway = nil, nil, nil
 	s.owned = ownedLocks{looking: s.owned.looking}
 	s.lastExit = &e
-	s.timing = newTiming(s.log, e.seen)
-	s.timing.mark("tree_reaped", e.reaped)
-	s.timing.mark("output_drained", e.drained)
-	s.timing.mark("event", time.Now())
 	s.log.Info("gateway exited", zap.Int("pid", child.PID), zap.Stringer("exit", e),
 		zap.Duration("uptime", e.Uptime))
+	// Unless a new gateway started at once (start closes them), what the
+	// ended watch left is closed now.
+	defer func() {
+		if s.run == nil {
+			s.wd.dropRetired()
+		}
+	}()
 	if len(e.Unkilled) > 0 {
 		// A gateway that survived its kill still owns its files.
 		s.fire(onSurvived, "the gateway's tree survived its kill ("+DescribeUnkilled(e.Unkilled)+

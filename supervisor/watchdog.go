@@ -66,7 +66,23 @@ type watchdog struct {
 	// runs (see prepare), so that a restart does not wait for them.
 	spare      *sdnotify.Listener
 	spareAlarm *alarm.Alarm
+	retired    []retiredWatch // closed watches' sockets and alarms, to close
 	watch
+}
+
+// retiredWatch is the socket and alarm of a watch that ended.
+type retiredWatch struct {
+	sock  *sdnotify.Listener
+	alarm *alarm.Alarm
+}
+
+// dropRetired closes the sockets and alarms of the watches that ended.
+func (w *watchdog) dropRetired() {
+	for _, r := range w.retired {
+		_ = r.sock.Close()
+		_ = r.alarm.Close()
+	}
+	w.retired = nil
 }
 
 // watch is what the watchdog knows of one gateway start.
@@ -175,8 +191,10 @@ func (w *watchdog) prepare() {
 	}
 }
 
-// dropSpare closes what prepare made; the supervisor is done.
+// dropSpare closes what prepare made and what ended watches left; the
+// supervisor is done.
 func (w *watchdog) dropSpare() {
+	w.dropRetired()
 	if w.spare != nil {
 		_ = w.spare.Close()
 		_ = w.spareAlarm.Close()
@@ -207,9 +225,11 @@ func (w *watchdog) close(e *Exit) {
 		e.Reason = ReasonWatchdog
 	}
 	if w.sock != nil {
+		// Its goroutines stop now; closing the socket and removing its
+		// directory waits until the next gateway runs (see dropRetired):
+		// it is file system work, on the restart's path otherwise.
 		close(w.stop)
-		_ = w.sock.Close()
-		_ = w.alarm.Close()
+		w.retired = append(w.retired, retiredWatch{w.sock, w.alarm})
 	}
 	if w.check != nil {
 		w.check.Stop()
