@@ -293,7 +293,18 @@ func (s *Store) judgeLockFiles(ctx context.Context, names []string, acting bool)
 func (s *Store) rules(ctx context.Context, fs ...*fileFacts) *rules {
 	pids := pidsNamed(fs...)
 	looks := make([]procFacts, len(pids))
-	parallel(len(pids), func(i int) { looks[i].live, looks[i].err = s.prober.Look(ctx, pids[i]) })
+	var live map[int]bool
+	listed := false
+	if len(pids) >= pidTableMin {
+		live, listed = livePIDs()
+	}
+	parallel(len(pids), func(i int) {
+		if pid := pids[i]; listed && pid > 0 && !live[pid] {
+			looks[i] = gone(pid)
+			return
+		}
+		looks[i].live, looks[i].err = s.prober.Look(ctx, pids[i])
+	})
 	procs := make(map[int]procFacts, len(pids))
 	for i, pid := range pids {
 		procs[pid] = looks[i]
