@@ -49,11 +49,12 @@ func TestStatusNamesLocksFromMemory(t *testing.T) {
 	if err := lockstore.WriteExclusive(path, rec); err != nil {
 		t.Fatal(err)
 	}
-	// markReady asked for a lookup; drain it, then ask again by status.
-	m.s.owned = ownedLocks{}
-	for len(m.s.events) > 0 {
-		<-m.s.events
+	// markReady asked for a lookup, made off the loop: wait for its
+	// answer and forget it, then let a status ask.
+	if ev, ok := (<-m.s.events).(ownedFound); !ok {
+		t.Fatalf("after ready: event %T, want ownedFound", ev)
 	}
+	m.s.owned = ownedLocks{}
 	st := m.s.statusNow()
 	if len(st.Locks) != 0 || st.LocksAt != nil {
 		t.Fatalf("first status named locks %+v it cannot have read yet", st.Locks)

@@ -82,10 +82,14 @@ func (s *Supervisor) start(ctx context.Context) {
 	// The nonce is one per supervisor and every write of the file holds
 	// its hash, replacing the file whole (or not at all), so once one write
 	// is durable the hash stays there: a restart does not wait for
-	// another fsync. The transition to starting writes the file again.
+	// another fsync. The file must still stop naming the gateway that
+	// exited before the next one runs (a successor killed-in-between
+	// judges by it), and that write needs no fsync: a state file a crash
+	// of the machine leaves names another boot, and proves nothing. The
+	// transition to starting writes the file again.
 	s.startFails, s.startupError = 0, ""
-	if !s.hashDurable {
-		if _, err := s.persist(); err != nil {
+	if !s.hashDurable || s.namesChild {
+		if _, err := s.persistSynced(!s.hashDurable); err != nil {
 			s.startupFailed(fmt.Errorf("%w: %w", errUnusableDir, err))
 			return
 		}

@@ -255,12 +255,15 @@ func parseStatusFile(b []byte) (*Status, error) {
 	return &s, nil
 }
 
-func writeStatusFile(path string, s *Status) error {
+func writeStatusFile(path string, s *Status, sync bool) error {
 	b, err := json.Marshal(s)
 	if err != nil {
 		return err
 	}
 	// 0644: status must answer for any user that may read the home.
+	if !sync {
+		return lockstore.WriteFileAtomicUnsynced(path, append(b, '\n'), 0o644)
+	}
 	return lockstore.WriteFileAtomic(path, append(b, '\n'), 0o644)
 }
 

@@ -35,7 +35,9 @@ type Supervisor struct {
 	hashed    string // the nonce's hash, kept in the state file
 	// hashDurable: a write of the state file, with hashed, is on disk.
 	hashDurable bool
-	prev        proof // what the predecessor's state file proves; set by begin
+	// namesChild: the state file last written names a gateway.
+	namesChild bool
+	prev       proof // what the predecessor's state file proves; set by begin
 
 	// Owned by the Run goroutine. The state machine (machine.go):
 	state    State
@@ -143,11 +145,15 @@ func (s *Supervisor) Do(ctx context.Context, verb string) Response {
 
 // persist writes the state file, for shells that cannot reach the endpoint
 // and for the successor that must prove our gateway ours.
-func (s *Supervisor) persist() (*Status, error) {
+func (s *Supervisor) persist() (*Status, error) { return s.persistSynced(true) }
+
+// persistSynced is persist, with or without the fsyncs (see start).
+func (s *Supervisor) persistSynced(sync bool) (*Status, error) {
 	snap := s.snapshot()
-	err := writeStatusFile(s.cfg.Layout.SupervisorState(), snap)
+	err := writeStatusFile(s.cfg.Layout.SupervisorState(), snap, sync)
 	if err == nil {
-		s.hashDurable = true
+		s.hashDurable = s.hashDurable || sync
+		s.namesChild = snap.Child != nil
 	}
 	if err != nil {
 		s.log.Warn("could not write the supervisor state file", zap.Error(err))
