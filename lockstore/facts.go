@@ -29,21 +29,14 @@ var errProbe = errors.New("cannot probe whether a process holds it locked")
 // POSIX, the byte at 1 MiB on Windows, as Hermes locks) and letting go at
 // once. A file that is gone is not held.
 func fileHeld(path string) (bool, error) {
-	f, err := openProbe(path)
+	held, err := probeHeld(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
 		return false, errors.Join(errProbe, err)
 	}
-	defer f.Close()
-	if err := safefs.LockFile(f); err != nil {
-		if errors.Is(err, safefs.ErrLocked) {
-			return true, nil
-		}
-		return false, errors.Join(errProbe, err)
-	}
-	return false, safefs.UnlockFile(f)
+	return held, nil
 }
 
 // expandUser is os.path.expanduser as Hermes' process applies it to a

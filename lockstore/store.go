@@ -3,6 +3,7 @@ package lockstore
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -161,6 +162,46 @@ func entries(js []judged) []Entry {
 }
 
 func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
+	var out []judged
+	err := s.judgeEach(ctx, false, func(js []judged) { out = append(out, js...) })
+	return out, err
+}
+
+// judgeBatch is how many lock-dir files are judged, and acted on, at a
+// time: what a sweep holds is bounded by it, not by the lock dir.
+const judgeBatch = 2048
+
+// judgeEach judges every file, the home's first, then the lock dir's in
+// batches of judgeBatch, and hands each batch to f before judging the
+// next. The error joins every file's. With acting, the caller acts on
+// every batch: a token lock it would move is then probed for a holder
+// only just before the move (stillJudged), not also here.
+func (s *Store) judgeEach(ctx context.Context, acting bool, f func([]judged)) error {
+	var errs []error
+	home, err := s.judgeHomeFiles(ctx)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	f(home)
+	names, err := s.lockDirNames()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for i := 0; i < len(names); i += judgeBatch {
+		js := s.judgeLockFiles(ctx, names[i:min(i+judgeBatch, len(names))], acting)
+		for _, e := range js {
+			if e.Err != nil {
+				errs = append(errs, e.Err)
+			}
+		}
+		f(js)
+	}
+	return errors.Join(errs...)
+}
+
+// judgeHomeFiles judges gateway.lock, gateway.pid, the state file, the
+// markers and the home's leftovers.
+func (s *Store) judgeHomeFiles(ctx context.Context) ([]judged, error) {
 	l := s.layout
 	var errs []error
 	h := s.readHome()
@@ -177,29 +218,7 @@ func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		errs = append(errs, err)
 	}
-	names, err := s.lockDirNames()
-	if err != nil {
-		errs = append(errs, err)
-	}
-	lockFiles := make([]judged, len(names))
-	found := make([]bool, len(names))
-	parallel(len(names), func(i int) {
-		p := filepath.Join(l.LockDir, names[i])
-		switch n := names[i]; {
-		case isTokenLock(n):
-			lockFiles[i], found[i] = s.readRecord(p, KindScopedLock, false, true)
-		case isLockDirLeftover(n):
-			lockFiles[i], found[i] = s.judgeLeftover(p)
-		}
-	})
-
-	facts := []*fileFacts{&h.lock.facts, &h.pid.facts, &state.facts}
-	for i := range lockFiles {
-		if found[i] && lockFiles[i].Kind == KindScopedLock {
-			facts = append(facts, &lockFiles[i].facts)
-		}
-	}
-	r := s.rules(ctx, facts...)
+	r := s.rules(ctx, &h.lock.facts, &h.pid.facts, &state.facts)
 	s.judgeHome(r, &h, readable(state, stateFound))
 	if stateFound && state.Action != ActionError {
 		s.settle(&state, r.stateFile(state.facts))
@@ -209,12 +228,6 @@ func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 			s.settle(&markers[i], r.markerFile(markers[i].facts))
 		}
 	}
-	parallel(len(lockFiles), func(i int) {
-		if e := &lockFiles[i]; found[i] && e.Kind == KindScopedLock && e.Action != ActionError {
-			s.settle(e, r.scopedLockFile(e.facts))
-		}
-	})
-
 	var out []judged
 	add := func(e judged, ok bool) {
 		if ok {
@@ -226,9 +239,6 @@ func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 	add(state, stateFound)
 	out = append(out, markers...)
 	out = append(out, homeLeft...)
-	for i := range lockFiles {
-		add(lockFiles[i], found[i])
-	}
 	for _, e := range out {
 		if e.Err != nil {
 			errs = append(errs, e.Err)
@@ -237,12 +247,64 @@ func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 	return out, errors.Join(errs...)
 }
 
+// judgeLockFiles judges the lock dir's files of names: Hermes' token
+// locks by its rules, leftovers by age; other names are not ours to judge.
+func (s *Store) judgeLockFiles(ctx context.Context, names []string, acting bool) []judged {
+	lockFiles := make([]judged, len(names))
+	found := make([]bool, len(names))
+	parallel(len(names), func(i int) {
+		p := filepath.Join(s.layout.LockDir, names[i])
+		switch n := names[i]; {
+		case isTokenLock(n):
+			lockFiles[i], found[i] = s.readRecord(p, KindScopedLock, false, true)
+		case isLockDirLeftover(n):
+			lockFiles[i], found[i] = s.judgeLeftover(p)
+		}
+	})
+	facts := make([]*fileFacts, 0, len(names))
+	for i := range lockFiles {
+		if found[i] && lockFiles[i].Kind == KindScopedLock {
+			facts = append(facts, &lockFiles[i].facts)
+		}
+	}
+	r := s.rules(ctx, facts...)
+	parallel(len(lockFiles), func(i int) {
+		e := &lockFiles[i]
+		switch {
+		case !found[i] || e.Kind != KindScopedLock || e.Action == ActionError:
+		case acting:
+			// Probed by stillJudged before any move: once is enough.
+			e.set(r.scopedLockFile(e.facts))
+		default:
+			s.settle(e, r.scopedLockFile(e.facts))
+		}
+	})
+	out := lockFiles[:0]
+	for i := range lockFiles {
+		if found[i] {
+			out = append(out, lockFiles[i])
+		}
+	}
+	return out
+}
+
 // rules looks once at each pid the records of fs name and returns Hermes'
 // rules over what it saw.
 func (s *Store) rules(ctx context.Context, fs ...*fileFacts) *rules {
 	pids := pidsNamed(fs...)
 	looks := make([]procFacts, len(pids))
-	parallel(len(pids), func(i int) { looks[i].live, looks[i].err = s.prober.Look(ctx, pids[i]) })
+	var live map[int]bool
+	listed := false
+	if len(pids) >= pidTableMin {
+		live, listed = livePIDs()
+	}
+	parallel(len(pids), func(i int) {
+		if pid := pids[i]; listed && pid > 0 && !live[pid] {
+			looks[i] = gone(pid)
+			return
+		}
+		looks[i].live, looks[i].err = s.prober.Look(ctx, pids[i])
+	})
 	procs := make(map[int]procFacts, len(pids))
 	for i, pid := range pids {
 		procs[pid] = looks[i]
@@ -337,14 +399,29 @@ func (s *Store) lockDirNames() ([]string, error) {
 	case !fi.IsDir():
 		return nil, &FileError{Path: dir, Err: errors.New("not a directory"), Hint: "point HERMES_GATEWAY_LOCK_DIR (or --lock-dir) at a directory, or remove the file"}
 	}
-	des, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, &FileError{Path: dir, Op: "list", Err: err, Hint: "fix the lock directory's permissions or run as its owner"}
+	listErr := func(err error) error {
+		return &FileError{Path: dir, Op: "list", Err: err, Hint: "fix the lock directory's permissions or run as its owner"}
 	}
-	names := make([]string, 0, len(des))
-	for _, d := range des {
-		if d.Type().IsRegular() {
-			names = append(names, d.Name())
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, listErr(err)
+	}
+	defer d.Close()
+	// In chunks: a lock dir of 100 000 files costs their names, not
+	// 100 000 directory entries at once besides.
+	var names []string
+	for {
+		des, err := d.ReadDir(1024)
+		for _, e := range des {
+			if e.Type().IsRegular() {
+				names = append(names, e.Name())
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, listErr(err)
 		}
 	}
 	sort.Strings(names)
@@ -391,47 +468,4 @@ func hintFor(err error) string {
 		return h
 	}
 	return "remove or fix it by hand; it was kept"
-}
-
-// RuntimeLockHeld reports whether some process holds gateway.lock.
-func (s *Store) RuntimeLockHeld() (bool, error) {
-	f, err := safefs.OpenLockFile(s.layout.RuntimeLock(), false)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	if err := safefs.LockFile(f); err != nil {
-		if errors.Is(err, safefs.ErrLocked) {
-			return true, nil
-		}
-		return false, err
-	}
-	return false, safefs.UnlockFile(f)
-}
-
-// Running reports the gateway that runs in the home, as Hermes'
-// get_running_pid decides it (with our stricter rules for homes without
-// gateway.lock and for a held one): the gateway.pid entry when it stands
-// for a live gateway, gateway.lock's when the lock is held, or
-// gateway_state.json's when only it names a live gateway of this home.
-// It changes nothing.
-func (s *Store) Running(ctx context.Context) (Entry, bool) {
-	h := s.readHome()
-	state, found := s.readRecord(s.layout.StateFile(), KindState, false, false)
-	st := readable(state, found)
-	s.judgeHome(s.rules(ctx, &h.lock.facts, &h.pid.facts, &state.facts), &h, st)
-	switch getRunningPID(h.lockState, h.pidDecision, h.stateRuns) {
-	case runningPIDFile:
-		return h.pid.Entry, true
-	case runningLock:
-		return h.lock.Entry, true
-	case runningState:
-		state.Record, state.Verdict, state.Action = &st.rec.Record, procstate.Alive, ActionKeep
-		state.Reason = "gateway.lock is not held, but this file names a live gateway of this home (Hermes' get_runtime_status_running_pid)"
-		return state.Entry, true
-	}
-	return Entry{}, false
 }

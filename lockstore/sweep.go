@@ -113,9 +113,39 @@ func (d sweepDirs) of(l Layout, path string) (*os.Root, string, error) {
 }
 
 // Sweep judges every file and removes the stale ones; with dryRun it only
-// reports. It logs one line per file. The error joins the per-file
-// *FileErrors; the entries are complete either way.
+// reports. It logs a bounded number of per-file lines and a summary (see
+// Summary). The error joins the per-file *FileErrors; the entries are
+// complete either way.
 func (s *Store) Sweep(ctx context.Context, dryRun bool) ([]Entry, error) {
+	var out []Entry
+	_, err := s.sweep(ctx, dryRun, func(js []judged) { out = append(out, entries(js)...) })
+	return out, err
+}
+
+// Summary counts what a sweep did.
+type Summary struct {
+	Files   int            // files judged
+	Actions map[Action]int // files per action
+	// Unlogged is how many per-file lines were left out of the log: a
+	// sweep logs at most MaxSweepLines of them.
+	Unlogged int
+	Took     time.Duration
+}
+
+// MaxSweepLines bounds the per-file lines one sweep logs of files it
+// changed or failed on, and again of files it kept: a lock dir of 100 000
+// stale files must not become 100 000 log lines, and a crowd of kept
+// files cannot crowd out the removals. The summary line counts them all.
+const MaxSweepLines = 100
+
+// SweepSummary is Sweep without the entries: what it holds is bounded by
+// a batch of files, however many the lock dir has.
+func (s *Store) SweepSummary(ctx context.Context) (Summary, error) {
+	return s.sweep(ctx, false, nil)
+}
+
+func (s *Store) sweep(ctx context.Context, dryRun bool, each func([]judged)) (Summary, error) {
+	began := s.now()
 	// Opened before judging, so that what is judged and what is acted on
 	// are in the same directories; each action also checks that its file
 	// is still the one judged.
@@ -125,24 +155,52 @@ func (s *Store) Sweep(ctx context.Context, dryRun bool) ([]Entry, error) {
 		dirs, derr = s.openDirs()
 		defer dirs.close()
 	}
-	js, err := s.judgeAll(ctx)
-	errs := []error{err, derr} // holds every error of judging already
-	judgedErr := make([]bool, len(js))
-	for i := range js {
-		judgedErr[i] = js[i].Err != nil
-	}
-	if !dryRun {
-		// Each file's rename, re-check and unlink touch that file alone.
-		parallel(len(js), func(i int) { s.act(ctx, dirs, &js[i]) })
-	}
-	for i := range js {
-		e := &js[i]
-		if !dryRun && e.Err != nil && e.Action == ActionError && !judgedErr[i] {
-			errs = append(errs, e.Err)
+	sum := Summary{Actions: map[Action]int{}}
+	var errs []error
+	changed, kept := 0, 0 // per-file lines logged of each budget
+	err := s.judgeEach(ctx, !dryRun, func(js []judged) {
+		judgedErr := make([]bool, len(js))
+		for i := range js {
+			judgedErr[i] = js[i].Err != nil
 		}
-		s.logEntry(e.Entry)
+		if !dryRun {
+			// Each file's rename, re-check and unlink touch that file alone.
+			parallel(len(js), func(i int) { s.act(ctx, dirs, &js[i]) })
+		}
+		for i := range js {
+			e := &js[i]
+			if !dryRun && e.Err != nil && e.Action == ActionError && !judgedErr[i] {
+				errs = append(errs, e.Err)
+			}
+			sum.Files++
+			sum.Actions[e.Action]++
+			budget := &changed
+			if e.Err == nil && (e.Action == ActionKeep || e.Action == ActionOK) {
+				budget = &kept
+			}
+			if *budget >= MaxSweepLines {
+				sum.Unlogged++
+				continue
+			}
+			*budget++
+			s.logEntry(e.Entry)
+		}
+		if each != nil {
+			each(js)
+		}
+	})
+	sum.Took = s.now().Sub(began)
+	fields := []zap.Field{zap.Int("files", sum.Files), zap.Duration("took", sum.Took), zap.Bool("dry_run", dryRun)}
+	for _, a := range []Action{ActionSwept, ActionSweep, ActionQuarantined, ActionQuarantine, ActionMarkStopped, ActionKeep, ActionOK, ActionError} {
+		if n := sum.Actions[a]; n > 0 {
+			fields = append(fields, zap.Int(string(a), n))
+		}
 	}
-	return entries(js), errors.Join(errs...)
+	if sum.Unlogged > 0 {
+		fields = append(fields, zap.Int("per_file_lines_not_logged", sum.Unlogged))
+	}
+	s.log.Info("sweep done", fields...)
+	return sum, errors.Join(append([]error{err, derr}, errs...)...)
 }
 
 func (s *Store) logEntry(e Entry) {

@@ -15,7 +15,15 @@ import (
 // directory, fsync and rename, so a reader sees the old or the new file and
 // never a torn one. Hand-written: renameio does not support Windows.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
-	return writeAtomic(path, data, perm, nil)
+	return writeAtomic(path, data, perm, nil, true)
+}
+
+// WriteFileAtomicUnsynced is WriteFileAtomic without the fsyncs: a reader
+// sees the old or the new file as long as the machine does not crash. It
+// is for a file whose readers distrust what a crash of the machine leaves
+// (the supervisor's state file names its boot).
+func WriteFileAtomicUnsynced(path string, data []byte, perm os.FileMode) error {
+	return writeAtomic(path, data, perm, nil, false)
 }
 
 // ReplaceFileAtomic is WriteFileAtomic for a file that may exist already:
@@ -24,14 +32,14 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 func ReplaceFileAtomic(path string, data []byte, perm os.FileMode) error {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return writeAtomic(path, data, perm, nil)
+		return writeAtomic(path, data, perm, nil, true)
 	}
-	return writeAtomic(path, data, fi.Mode().Perm(), func(f *os.File) error { return keepOwner(f, fi) })
+	return writeAtomic(path, data, fi.Mode().Perm(), func(f *os.File) error { return keepOwner(f, fi) }, true)
 }
 
 // writeAtomic is WriteFileAtomic with prep run on the temp file before it
 // is synced and renamed.
-func writeAtomic(path string, data []byte, perm os.FileMode, prep func(*os.File) error) error {
+func writeAtomic(path string, data []byte, perm os.FileMode, prep func(*os.File) error, sync bool) error {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -57,8 +65,10 @@ func writeAtomic(path string, data []byte, perm os.FileMode, prep func(*os.File)
 			return fail(err)
 		}
 	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
+	if sync {
+		if err := f.Sync(); err != nil {
+			return fail(err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		os.Remove(tmp)
@@ -68,7 +78,9 @@ func writeAtomic(path string, data []byte, perm os.FileMode, prep func(*os.File)
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	syncDir(dir)
+	if sync {
+		syncDir(dir)
+	}
 	return nil
 }
 

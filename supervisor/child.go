@@ -161,6 +161,7 @@ func (c *started) cgroup() string {
 
 func (c *started) wait(ctx context.Context) Exit {
 	left, err := c.tree.Wait(ctx)
+	reaped := time.Now()
 	if len(left.PIDs) > 0 {
 		c.log.Warn("killed what the exited gateway left in its cgroup", zap.Int("pid", c.tree.Pid()),
 			zap.Ints("pids", left.PIDs), zap.String("cgroup", left.Cgroup),
@@ -188,6 +189,7 @@ drained:
 			break drained
 		}
 	}
+	drainedAt := time.Now()
 	now := c.clock.Now()
 	e := Exit{At: now, Uptime: now.Sub(c.begun), Code: -1}
 	var ee *exec.ExitError
@@ -206,6 +208,7 @@ drained:
 	}
 	e.Unkilled = left.Unkilled
 	e.said = c.out.tail()
+	e.seen, e.reaped, e.drained = left.Exited, reaped, drainedAt
 	return e
 }
 

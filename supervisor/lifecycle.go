@@ -5,14 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
-
-	"github.com/hermes-agent/hermes-supervisor/platform/proctree"
-	"github.com/hermes-agent/hermes-supervisor/platform/signals"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
@@ -55,16 +49,25 @@ func (s *Supervisor) act(a action, reason string) {
 func (s *Supervisor) start(ctx context.Context) {
 	s.stopTimer(&s.timers.backoff)
 	s.nextStart = nil
-	if err := s.probeDirs(); err != nil {
-		s.startupFailed(err)
-		return
+	// afterExit has just probed them when the policy restarts at once.
+	if probed := s.dirsProbed; !probed {
+		if err := s.probeDirs(); err != nil {
+			s.startupFailed(err)
+			return
+		}
 	}
+	s.dirsProbed = false
 	if s.heldBack(ctx) {
 		return
 	}
-	if _, err := s.store.Sweep(ctx, false); err != nil {
-		s.log.Warn("some files could not be judged; starting anyway", zap.Error(err))
-	}
+	tm := s.timing
+	tm.mark("decide", time.Now())
+	s.whileBusy("sweeping the home and lock dir before a start", func() {
+		if _, err := s.store.SweepSummary(ctx); err != nil {
+			s.log.Warn("some files could not be judged; starting anyway", zap.Error(err))
+		}
+	})
+	tm.mark("sweep", time.Now())
 	if owner, ok := s.foreignOwner(ctx); ok {
 		s.blocked++
 		delay := s.cfg.Policy.delay(s.blocked+1, s.rnd)
@@ -74,19 +77,33 @@ func (s *Supervisor) start(ctx context.Context) {
 		return
 	}
 	s.blocked = 0
+	tm.mark("foreign_owner", time.Now())
 	// The nonce's hash reaches the state file before any process carries
 	// the nonce: a successor can then prove the gateway even if we die
 	// before recording it. A state file we cannot write is a start-up
 	// failure: the gateway would be unprovable, and could not start well.
+	// The nonce is one per supervisor and every write of the file holds
+	// its hash, replacing the file whole (or not at all), so once one write
+	// is durable the hash stays there: a restart does not wait for
+	// another fsync. The file must still stop naming the gateway that
+	// exited before the next one runs (a successor killed-in-between
+	// judges by it), and that write needs no fsync: a state file a crash
+	// of the machine leaves names another boot, and proves nothing. The
+	// transition to starting writes the file again.
 	s.startFails, s.startupError = 0, ""
-	if _, err := s.persist(); err != nil {
-		s.startupFailed(fmt.Errorf("%w: %w", errUnusableDir, err))
-		return
+	if !s.hashDurable || s.namesChild {
+		if _, err := s.persistSynced(!s.hashDurable); err != nil {
+			s.startupFailed(fmt.Errorf("%w: %w", errUnusableDir, err))
+			return
+		}
 	}
+	tm.mark("persist", time.Now())
 	cfg := s.cfg
 	cfg.Env = append(slices.Clip(cfg.Env), EnvNonce+"="+s.nonce)
 	cfg.Env = append(cfg.Env, s.wd.open()...)
+	tm.mark("notify_socket", time.Now())
 	st, err := s.spawn(&cfg, s.self, s.log, s.clock)
+	tm.mark("spawn", time.Now())
 	if err != nil {
 		s.wd.close(nil)
 		e := Exit{Code: -1, StartError: err.Error(), At: s.clock.Now()}
@@ -122,6 +139,12 @@ func (s *Supervisor) start(ctx context.Context) {
 	}
 	s.hadChild = true
 	s.fire(onStarted, "gateway started, waiting for it to be ready")
+	s.wd.prepare()
+	s.wd.dropRetired()
+	if tm != nil {
+		tm.mark("after_spawn", time.Now())
+		tm.done(s.log, time.Since(s.lastExit.seen))
+	}
 }
 
 // foreignOwner reports a live gateway, not ours, that holds the home, by
@@ -181,16 +204,29 @@ func (s *Supervisor) checkReady() {
 // exited ends a run: it releases the gateway's files and moves the machine
 // by how the run ended.
 func (s *Supervisor) exited(e Exit) {
+	s.timing = newTiming(s.log, e.seen)
+	s.timing.mark("tree_reaped", e.reaped)
+	s.timing.mark("output_drained", e.drained)
+	s.timing.mark("event", time.Now())
 	child := s.child
 	s.stopTimer(&s.deadline)
 	s.stopTimer(&s.timers.ready)
 	s.stop = stopDeadline{}
 	run, gw := s.run, s.gatewayID()
 	s.wd.close(&e)
+	s.timing.mark("close_watch", time.Now())
 	s.run, s.child, s.gateway = nil, nil, nil
+	s.owned = ownedLocks{looking: s.owned.looking}
 	s.lastExit = &e
 	s.log.Info("gateway exited", zap.Int("pid", child.PID), zap.Stringer("exit", e),
 		zap.Duration("uptime", e.Uptime))
+	// Unless a new gateway started at once (start closes them), what the
+	// ended watch left is closed now.
+	defer func() {
+		if s.run == nil {
+			s.wd.dropRetired()
+		}
+	}()
 	if len(e.Unkilled) > 0 {
 		// A gateway that survived its kill still owns its files.
 		s.fire(onSurvived, "the gateway's tree survived its kill ("+DescribeUnkilled(e.Unkilled)+
@@ -199,8 +235,10 @@ func (s *Supervisor) exited(e Exit) {
 	}
 	if o, ok := run.(*orphan); !ok || !o.isAbandoned() {
 		s.release(s.loop, child, gw)
+		s.timing.mark("release", time.Now())
 	}
 	s.fire(onExit, "the gateway exited")
+	s.timing = nil // a restart that was not at once is not timed
 }
 
 // afterExit applies the restart policy to an exit nobody asked for. A
@@ -223,7 +261,9 @@ func (s *Supervisor) afterExit(ctx context.Context, e Exit) {
 		return
 	}
 	if d.Delay <= 0 {
+		s.dirsProbed = true
 		s.fire(onStartDue, d.Reason)
+		s.dirsProbed = false
 		return
 	}
 	s.scheduleStart(d.Delay, fmt.Sprintf("%s; restarting in %s", d.Reason, d.Delay.Round(time.Millisecond)))
@@ -270,109 +310,12 @@ type stopDeadline struct {
 	capped   bool      // an extension cut to the ceiling was logged
 }
 
-// terminate writes Hermes' planned-stop marker, so the gateway exits 0 and
-// records `stopped`, then asks it to stop and sets the deadline.
-func (s *Supervisor) terminate() {
-	s.wd.silence()
-	if s.gateway == nil {
-		// Asked to stop before the gateway was found ready.
-		if gw, ok := s.findGateway(context.Background()); ok && gw.PID != s.child.PID {
-			s.gateway = &gw
-		}
-	}
-	if err := lockstore.WritePlannedStop(s.cfg.Layout, s.gatewayID(), s.self.PID, s.clock.Now()); err != nil {
-		s.log.Warn("could not write the planned-stop marker; the gateway will record an unplanned stop", zap.Error(err))
-	}
-	if err := s.run.Terminate(); err != nil {
-		s.log.Warn("terminate gateway", zap.Error(err))
-	}
-	s.terminateGateway(context.Background())
-	at := s.clock.Now().Add(s.cfg.StopTimeout)
-	s.stop = stopDeadline{killAt: at, ceiling: at.Add(s.cfg.MaxStopExtension)}
-	s.setDeadline(s.cfg.StopTimeout)
-}
-
-// hangDetected takes a hung gateway down as a stop does, without the
-// stop timeout, after asking it for its stacks. Its exit then counts as
-// a failure with the reason ReasonWatchdog.
-func (s *Supervisor) hangDetected(why string) {
-	s.wd.judge()
-	s.log.Error("gateway hung: "+why, zap.Int("pid", s.child.PID))
-	s.fire(onHung, "gateway hung: "+why+"; taking it down")
-}
-
-func (s *Supervisor) takeDown() {
-	if sig, ok := signals.Dump(); ok {
-		if st, ok := s.run.(*started); ok && st.tree.Signal(sig) == nil {
-			s.log.Warn("sent SIGUSR2: Hermes appends every thread's stack to its fault log; look there for where it hung",
-				zap.String("file", filepath.Join(s.cfg.Layout.Home, "logs", "gateway_faulthandler.log")))
-		}
-	}
-	if err := s.run.Terminate(); err != nil {
-		s.log.Warn("terminate gateway", zap.Error(err))
-	}
-	s.stop = stopDeadline{hang: true}
-	s.setDeadline(hangKillGrace)
-}
-
-// setDeadline arms the one deadline of a stop; what its passing means
-// follows from the stop (see Run).
-func (s *Supervisor) setDeadline(d time.Duration) {
-	s.stopTimer(&s.deadline)
-	s.deadline = s.clock.NewTimer(d)
-}
-
 // KillGrace is how long the supervisor waits for a killed gateway's tree
 // to be gone before it gives up on what survived, says what that is, and
 // completes the stop: a stop ends within its stop timeout plus KillGrace,
 // always. It covers emptying a cgroup (5 s) and draining the output, and
 // stays below the 15 s the service manager adds to the stop timeout.
 const KillGrace = 10 * time.Second
-
-// killTree kills the gateway's tree; the deadline then ends the wait for
-// it after KillGrace.
-func (s *Supervisor) killTree() {
-	msg, fields := "killing the hung gateway's process tree", s.treeFields()
-	if !s.stop.hang {
-		msg = "gateway did not stop in time; killing its process tree"
-		fields = append(fields, zap.Duration("stop_timeout", s.cfg.StopTimeout),
-			zap.Duration("extended_by", s.stop.killAt.Sub(s.stop.ceiling.Add(-s.cfg.MaxStopExtension))))
-	}
-	s.log.Warn(msg, append(fields, zap.Int("pid", s.child.PID))...)
-	if err := s.run.Kill(); err != nil {
-		s.log.Error("kill gateway", zap.Error(err))
-	}
-	s.stop.killed = true
-	s.setDeadline(KillGrace)
-}
-
-// graceOver gives up on a killed tree that is not gone after KillGrace:
-// the run ends as if it had exited, naming every process left. Those keep
-// the gateway's files, and no other gateway is started beside them.
-func (s *Supervisor) graceOver() {
-	left := s.run.survivors()
-	if len(left) == 0 {
-		// Everything died; the exit is being collected (the cgroup
-		// emptied, the output drained) and will not be long.
-		left = []proctree.Unkilled{{PID: s.child.PID, Why: fmt.Sprintf("its exit was not collected within %s of the kill", KillGrace)}}
-	}
-	for _, u := range left {
-		s.log.Error("could not kill a process of the gateway's tree", zap.Int("pid", u.PID), zap.String("name", u.Name),
-			zap.String("why", u.Why), zap.Duration("grace", KillGrace))
-	}
-	now := s.clock.Now()
-	s.exited(Exit{Code: -1, Signal: killedByStopTimeout, Unkilled: left, At: now, Uptime: now.Sub(s.child.StartedAt)})
-}
-
-// DescribeUnkilled says in one line which processes survived a kill and
-// why; names are quoted, since a process chooses its own.
-func DescribeUnkilled(us []proctree.Unkilled) string {
-	parts := make([]string, 0, len(us))
-	for _, u := range us {
-		parts = append(parts, fmt.Sprintf("pid %d %q: %s", u.PID, u.Name, u.Why))
-	}
-	return strings.Join(parts, "; ")
-}
 
 func (s *Supervisor) stopTimer(t *Timer) {
 	if *t != nil {
@@ -394,6 +337,9 @@ func (s *Supervisor) markReady(by string) {
 			s.wd.readyDeadline(s.child.StartedAt, s.cfg.ReadyTimeout).Sub(s.child.StartedAt).Round(time.Millisecond))
 	}
 	s.fire(onReady, reason)
+	// A ready gateway holds its locks: what status names is read now, off
+	// the loop.
+	s.lookUpOwned(s.gatewayID())
 }
 
 // heed does what the watchdog asks.
@@ -420,47 +366,3 @@ func (s *Supervisor) heed(a watchAction) {
 // timeout (platform/service's stopGrace): an extension we pass up keeps
 // that margin.
 const ownStopGrace = 15 * time.Second
-
-// extendStop honours EXTEND_TIMEOUT_USEC as systemd does: the stop's
-// deadline becomes at least d from now, and the gateway must ask again
-// before that passes. It never passes its ceiling, the stop timeout plus
-// --max-stop-extension, however large d is.
-func (s *Supervisor) extendStop(d time.Duration) {
-	now := s.clock.Now()
-	grant := min(d, max(s.stop.ceiling.Sub(now), 0)) // no now.Add(d): d may be 292 years
-	until, capped := now.Add(grant), grant < d
-	if capped {
-		// The ceiling itself: now.Add(ceiling.Sub(now)) can differ from it
-		// by the drift between the wall and monotonic clocks.
-		until = s.stop.ceiling
-	}
-	if !until.After(s.stop.killAt) {
-		if capped && !s.stop.capped {
-			s.stop.capped = true
-			s.log.Warn("the gateway asked to extend its stop beyond --max-stop-extension; its process tree is killed when the extended deadline passes",
-				zap.Duration("asked", d), zap.Time("kill_at", s.stop.killAt), zap.Duration("max_stop_extension", s.cfg.MaxStopExtension))
-		}
-		return
-	}
-	s.setDeadline(grant)
-	s.stop.killAt = until
-	// Our own service manager would kill us, and with us the tree, at its
-	// own stop timeout: it hears of the extension too (systemd honours
-	// EXTEND_TIMEOUT_USEC from the main process while it stops).
-	s.notify("EXTEND_TIMEOUT_USEC=" + strconv.FormatInt((grant+ownStopGrace).Microseconds(), 10))
-	fields := []zap.Field{zap.Duration("asked", d), zap.Time("kill_at", until), zap.Time("ceiling", s.stop.ceiling)}
-	switch {
-	case capped && !s.stop.capped:
-		s.stop.capped, s.stop.extended = true, true
-		s.log.Warn("the gateway extended its stop (EXTEND_TIMEOUT_USEC) by more than --max-stop-extension allows: its process tree is killed at the ceiling unless it exits first",
-			append(fields, zap.Duration("max_stop_extension", s.cfg.MaxStopExtension))...)
-	case !s.stop.extended:
-		s.stop.extended = true
-		s.log.Info("the gateway extended its stop (EXTEND_TIMEOUT_USEC): its process tree is killed at kill_at unless it exits or extends again, and never after the ceiling",
-			fields...)
-	default:
-		// A draining gateway repeats it every few seconds: once is news.
-		s.log.Debug("the gateway extended its stop again (EXTEND_TIMEOUT_USEC)", fields...)
-	}
-	s.publish()
-}

@@ -39,6 +39,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	loopCtx, cancelWaits := context.WithCancel(context.Background())
 	defer cancelWaits()
 	s.loop = loopCtx
+	defer s.wd.dropSpare()
 	s.begin(loopCtx)
 	s.feedOwn()
 	s.armGuard()
@@ -50,6 +51,8 @@ func (s *Supervisor) Run(ctx context.Context) error {
 			s.fire(onStop, "supervisor asked to stop")
 		case ev := <-s.events:
 			s.handle(ev)
+		case r := <-s.statusReq:
+			r <- Response{OK: true, Status: s.statusNow()}
 		case <-timerC(s.timers.backoff):
 			s.timers.backoff = nil
 			s.fire(onStartDue, "backoff over")
@@ -105,6 +108,8 @@ func (s *Supervisor) handle(ev event) {
 		if ev.run == s.run {
 			s.heed(s.wd.rejectedBy(ev))
 		}
+	case ownedFound:
+		s.found(ev)
 	case keepAliveMissed:
 		if ev.run == s.run && s.child != nil {
 			s.heed(s.wd.missed())
@@ -119,11 +124,7 @@ func (s *Supervisor) handle(ev event) {
 func (s *Supervisor) command(c command) {
 	switch c.verb {
 	case "status":
-		st := s.snapshot()
-		if s.child != nil {
-			st.Locks, _ = s.store.Owned(s.loop, s.gatewayID())
-		}
-		c.reply <- Response{OK: true, Status: st}
+		c.reply <- Response{OK: true, Status: s.statusNow()}
 	case "stop":
 		s.waiters = append(s.waiters, c.reply)
 		s.fire(onStop, "stop requested")

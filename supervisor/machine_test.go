@@ -66,6 +66,7 @@ func newMachine(t *testing.T) *machine {
 	t.Cleanup(func() {
 		cancel()
 		s.wd.close(nil)
+		s.wd.dropSpare()
 	})
 	s.loop = ctx
 	s.spawn = func(*Config, procstate.Identity, *zap.Logger, Clock) (spawned, error) {

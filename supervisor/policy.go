@@ -99,6 +99,10 @@ type Exit struct {
 	// said is the end of what the gateway wrote (outputTail bytes): where
 	// Hermes says why it refused to run. Never written anywhere.
 	said []byte
+	// seen, reaped and drained are when the root's exit was seen, its
+	// tree killed and reaped, and its output read to the end, by the real
+	// clock (zero where unknown): for the restart timing.
+	seen, reaped, drained time.Time
 }
 
 // exitJSON is Exit as written: the uptime for people and for programs.

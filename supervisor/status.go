@@ -111,7 +111,15 @@ type Status struct {
 	LastExit  *Exit             `json:"last_exit,omitempty"`
 	NextStart *time.Time        `json:"next_start,omitempty"`
 	Locks     []lockstore.Entry `json:"locks,omitempty"`
-	UpdatedAt time.Time         `json:"updated_at,omitzero"`
+	// LocksAt is when Locks were read: a status answers from memory and
+	// never reads the lock dir itself (the supervisor looks again, off
+	// its loop, when they are older than 30 s).
+	LocksAt *time.Time `json:"locks_at,omitempty"`
+	// Busy says what long step the supervisor is in ("sweeping ..."),
+	// since BusySince; the rest of the answer is as of its start.
+	Busy      string     `json:"busy,omitempty"`
+	BusySince *time.Time `json:"busy_since,omitempty"`
+	UpdatedAt time.Time  `json:"updated_at,omitzero"`
 	// StartupError says why the last start could not happen (a missing,
 	// read-only or full home or lock dir, or a deleted home); such failures
 	// never count toward the crash loop and are retried until they clear.
@@ -202,8 +210,15 @@ func (s *Status) WriteText(w io.Writer, now time.Time) error {
 	if s.NextStart != nil {
 		fmt.Fprintf(&b, "next start: in %s\n", s.NextStart.Sub(now).Round(time.Millisecond))
 	}
+	if s.Busy != "" && s.BusySince != nil {
+		fmt.Fprintf(&b, "busy:       %s, for %s; the rest is as of its start\n", q(s.Busy), now.Sub(*s.BusySince).Round(time.Millisecond))
+	}
 	if len(s.Locks) == 0 {
-		b.WriteString("locks:      none\n")
+		b.WriteString("locks:      none")
+		if s.Child != nil && s.LocksAt == nil {
+			b.WriteString(" known yet")
+		}
+		b.WriteString("\n")
 	}
 	for i, l := range s.Locks {
 		label := "locks:      "
@@ -211,6 +226,9 @@ func (s *Status) WriteText(w io.Writer, now time.Time) error {
 			label = "            "
 		}
 		fmt.Fprintf(&b, "%s%s (%s)\n", label, q(l.Path), q(string(l.Kind)))
+	}
+	if len(s.Locks) > 0 && s.LocksAt != nil {
+		fmt.Fprintf(&b, "            (as read %s ago)\n", now.Sub(*s.LocksAt).Round(time.Second))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -258,12 +276,15 @@ func parseStatusFile(b []byte) (*Status, error) {
 	return &s, nil
 }
 
-func writeStatusFile(path string, s *Status) error {
+func writeStatusFile(path string, s *Status, sync bool) error {
 	b, err := json.Marshal(s)
 	if err != nil {
 		return err
 	}
 	// 0644: status must answer for any user that may read the home.
+	if !sync {
+		return lockstore.WriteFileAtomicUnsynced(path, append(b, '\n'), 0o644)
+	}
 	return lockstore.WriteFileAtomic(path, append(b, '\n'), 0o644)
 }
 

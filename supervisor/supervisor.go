@@ -26,11 +26,18 @@ type Supervisor struct {
 	prober *procstate.Prober
 	self   procstate.Identity
 	events chan event
-	rnd    func() float64
-	bootID string
-	nonce  string // in our gateways' environment; never written anywhere
-	hashed string // the nonce's hash, kept in the state file
-	prev   proof  // what the predecessor's state file proves; set by begin
+	// statusReq carries status requests: the loop answers them, or, while
+	// it is busy with a long step, the goroutine whileBusy runs.
+	statusReq chan reply
+	rnd       func() float64
+	bootID    string
+	nonce     string // in our gateways' environment; never written anywhere
+	hashed    string // the nonce's hash, kept in the state file
+	// hashDurable: a write of the state file, with hashed, is on disk.
+	hashDurable bool
+	// namesChild: the state file last written names a gateway.
+	namesChild bool
+	prev       proof // what the predecessor's state file proves; set by begin
 
 	// Owned by the Run goroutine. The state machine (machine.go):
 	state    State
@@ -51,6 +58,7 @@ type Supervisor struct {
 	startFails   int
 	startupError string
 	homeSeen     bool // the home was usable once: its absence is a deletion
+	dirsProbed   bool // afterExit probed the dirs for the start it fires at once
 	hadChild     bool // a gateway ran before: the next start is a restart
 	lastExit     *Exit
 	nextStart    *time.Time
@@ -66,6 +74,10 @@ type Supervisor struct {
 	handovers int                // starts after a server went, since our gateway last ran
 	watchGen  int                // the server watch whose exit counts
 	unwatch   context.CancelFunc // ends the server watch
+	// timing times the restart under way, from the exit to the next
+	// start; nil unless debug logging is on (see timing.go).
+	timing *timing
+	owned  ownedLocks // the gateway's locks as last looked up (busy.go)
 }
 
 type loopTimers struct {
@@ -96,25 +108,26 @@ func New(cfg Config, log *zap.Logger, clock Clock, prober *procstate.Prober) (*S
 	root := lockstore.New(lockstore.Layout{Home: lockstore.ProfileRoot(cfg.Layout.Home), LockDir: cfg.Layout.LockDir}, prober, log, clock.Now)
 	host := lockstore.New(cfg.Layout, prober, log, clock.Now)
 	return &Supervisor{
-		profile: profile,
-		named:   named,
-		root:    root,
-		look:    lookServer(root, host, profile, named),
-		bootID:  bootID,
-		nonce:   nonce,
-		hashed:  hashed,
-		cfg:     cfg,
-		log:     log,
-		clock:   clock,
-		prober:  prober,
-		store:   lockstore.New(cfg.Layout, prober, log, clock.Now).WithGatewayCommand(cfg.Command),
-		self:    self,
-		events:  make(chan event, 16),
-		rnd:     rand.Float64,
-		state:   Stopped,
-		loop:    context.Background(),
-		spawn:   spawnChild,
-		wd:      watchdog{log: log, clock: clock, home: cfg.Layout.Home, setting: cfg.Watchdog, hangAfter: cfg.HangAfter},
+		profile:   profile,
+		named:     named,
+		root:      root,
+		look:      lookServer(root, host, profile, named),
+		bootID:    bootID,
+		nonce:     nonce,
+		hashed:    hashed,
+		cfg:       cfg,
+		log:       log,
+		clock:     clock,
+		prober:    prober,
+		store:     lockstore.New(cfg.Layout, prober, log, clock.Now).WithGatewayCommand(cfg.Command),
+		self:      self,
+		events:    make(chan event, 16),
+		statusReq: make(chan reply),
+		rnd:       rand.Float64,
+		state:     Stopped,
+		loop:      context.Background(),
+		spawn:     spawnChild,
+		wd:        watchdog{log: log, clock: clock, home: cfg.Layout.Home, setting: cfg.Watchdog, hangAfter: cfg.HangAfter},
 	}, nil
 }
 
@@ -132,6 +145,9 @@ func (s *Supervisor) treeFields() []zap.Field {
 // Do hands a command (status, stop or restart) to the Run goroutine and
 // waits for the answer; stop and restart answer once they have completed.
 func (s *Supervisor) Do(ctx context.Context, verb string) Response {
+	if verb == "status" {
+		return s.askStatus(ctx)
+	}
 	r := make(reply, 1)
 	select {
 	case s.events <- command{verb: verb, reply: r}:
@@ -148,9 +164,16 @@ func (s *Supervisor) Do(ctx context.Context, verb string) Response {
 
 // persist writes the state file, for shells that cannot reach the endpoint
 // and for the successor that must prove our gateway ours.
-func (s *Supervisor) persist() (*Status, error) {
+func (s *Supervisor) persist() (*Status, error) { return s.persistSynced(true) }
+
+// persistSynced is persist, with or without the fsyncs (see start).
+func (s *Supervisor) persistSynced(sync bool) (*Status, error) {
 	snap := s.snapshot()
-	err := writeStatusFile(s.cfg.Layout.SupervisorState(), snap)
+	err := writeStatusFile(s.cfg.Layout.SupervisorState(), snap, sync)
+	if err == nil {
+		s.hashDurable = s.hashDurable || sync
+		s.namesChild = snap.Child != nil
+	}
 	if err != nil {
 		s.log.Warn("could not write the supervisor state file", zap.Error(err))
 	}

@@ -62,7 +62,27 @@ type watchdog struct {
 	setting   time.Duration // Config.Watchdog
 	hangAfter time.Duration // Config.HangAfter
 	warned    string        // the last config warning, not repeated
+	// spare is the next start's socket and alarm, made while a gateway
+	// runs (see prepare), so that a restart does not wait for them.
+	spare      *sdnotify.Listener
+	spareAlarm *alarm.Alarm
+	retired    []retiredWatch // closed watches' sockets and alarms, to close
 	watch
+}
+
+// retiredWatch is the socket and alarm of a watch that ended.
+type retiredWatch struct {
+	sock  *sdnotify.Listener
+	alarm *alarm.Alarm
+}
+
+// dropRetired closes the sockets and alarms of the watches that ended.
+func (w *watchdog) dropRetired() {
+	for _, r := range w.retired {
+		_ = r.sock.Close()
+		_ = r.alarm.Close()
+	}
+	w.retired = nil
 }
 
 // watch is what the watchdog knows of one gateway start.
@@ -122,7 +142,7 @@ func (w *watchdog) keepAliveDeadline() time.Duration {
 func (w *watchdog) open() []string {
 	w.watch = watch{interval: w.keepAliveDeadline(), ka: &keepAlives{}}
 	w.ka.interval.Store(int64(w.watch.interval))
-	l, err := sdnotify.Listen("")
+	l, alarm, err := w.takeSpare()
 	if err != nil {
 		lvl := w.log.Warn
 		if errors.Is(err, errors.ErrUnsupported) {
@@ -131,18 +151,55 @@ func (w *watchdog) open() []string {
 		lvl("no sd_notify socket for the gateway; readiness comes from its files", zap.Error(err))
 		return nil
 	}
-	alarm, err := alarm.New()
-	if err != nil {
-		_ = l.Close()
-		w.log.Warn("no sd_notify socket for the gateway (no alarm for its keep-alive deadline); readiness comes from its files", zap.Error(err))
-		return nil
-	}
 	w.sock, w.alarm, w.stop = l, alarm, make(chan struct{})
 	env := []string{"NOTIFY_SOCKET=" + l.Addr()}
 	if w.watch.interval > 0 {
 		env = append(env, "WATCHDOG_USEC="+strconv.FormatInt(w.watch.interval.Microseconds(), 10))
 	}
 	return env
+}
+
+// takeSpare returns the socket and alarm prepare made, or new ones. Each
+// serves one start: a fresh socket in a fresh 0700 directory, whose path
+// no earlier gateway was told.
+func (w *watchdog) takeSpare() (*sdnotify.Listener, *alarm.Alarm, error) {
+	if l, a := w.spare, w.spareAlarm; l != nil {
+		w.spare, w.spareAlarm = nil, nil
+		return l, a, nil
+	}
+	l, err := sdnotify.Listen("")
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := alarm.New()
+	if err != nil {
+		_ = l.Close()
+		return nil, nil, fmt.Errorf("no alarm for its keep-alive deadline: %w", err)
+	}
+	return l, a, nil
+}
+
+// prepare makes the next start's socket and alarm now, while a gateway
+// runs, off the restart's path. A failure is left for open to meet and
+// log.
+func (w *watchdog) prepare() {
+	if w.spare != nil {
+		return
+	}
+	if l, a, err := w.takeSpare(); err == nil {
+		w.spare, w.spareAlarm = l, a
+	}
+}
+
+// dropSpare closes what prepare made and what ended watches left; the
+// supervisor is done.
+func (w *watchdog) dropSpare() {
+	w.dropRetired()
+	if w.spare != nil {
+		_ = w.spare.Close()
+		_ = w.spareAlarm.Close()
+		w.spare, w.spareAlarm = nil, nil
+	}
 }
 
 // started begins listening to the gateway just started as pid; what it
@@ -168,9 +225,11 @@ func (w *watchdog) close(e *Exit) {
 		e.Reason = ReasonWatchdog
 	}
 	if w.sock != nil {
+		// Its goroutines stop now; closing the socket and removing its
+		// directory waits until the next gateway runs (see dropRetired):
+		// it is file system work, on the restart's path otherwise.
 		close(w.stop)
-		_ = w.sock.Close()
-		_ = w.alarm.Close()
+		w.retired = append(w.retired, retiredWatch{w.sock, w.alarm})
 	}
 	if w.check != nil {
 		w.check.Stop()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"strings"
@@ -69,7 +70,10 @@ few seconds are moved aside to <name>.corrupt. --dry-run changes nothing.`,
 				// attacker's: each cell is escaped, which also keeps a
 				// tab or newline in one from shifting the table.
 				q := termtext.Quote
-				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+				// Buffered: tabwriter writes each cell on its own, twelve
+				// writes a row, 1.2 million at 100 000 files.
+				bw := bufio.NewWriter(out)
+				tw := tabwriter.NewWriter(bw, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "PATH\tKIND\tPID\tVERDICT\tACTION\tREASON")
 				for _, e := range entries {
 					pid := "-"
@@ -79,6 +83,9 @@ few seconds are moved aside to <name>.corrupt. --dry-run changes nothing.`,
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", q(e.Path), q(string(e.Kind)), pid, q(e.Verdict.String()), q(string(e.Action)), q(e.Reason))
 				}
 				if err := tw.Flush(); err != nil {
+					return err
+				}
+				if err := bw.Flush(); err != nil {
 					return err
 				}
 				if len(entries) == 0 {

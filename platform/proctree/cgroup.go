@@ -46,6 +46,9 @@ func (c *Cgroups) Evidence() string { return c.evidence }
 // Leftovers is what Wait found and killed in the tree's cgroup, and
 // outside it, once its root had exited.
 type Leftovers struct {
+	// Exited is when Wait saw the root exit, before it killed what was
+	// left: the start of a restart, for the timing the supervisor logs.
+	Exited time.Time
 	// Cgroup is the tree's cgroup; empty when it had none.
 	Cgroup string
 	// PIDs are the processes that were still in it (the root is not), all

@@ -2,10 +2,12 @@ package proctree
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 
 	"github.com/hermes-agent/hermes-supervisor/platform/signals"
 	"golang.org/x/sys/unix"
@@ -18,16 +20,35 @@ func newReaper() (*Reaper, error) {
 	return &Reaper{roots: map[int]int{}}, nil
 }
 
-// reap runs under r.mu, so no root can be reaped by its Tree, and its pid
-// handed to a new child of ours, between the read and the waitid: a pid
-// that is our child and no root's is an orphan's, and stays so until we
-// reap it (nobody else can).
+// reap finds our zombie children that are no Tree's root and reaps them.
+// It reads our own children lists where the kernel keeps them
+// (/proc/self/task/*/children), a handful of files, and else the whole
+// process table; either way without r.mu, so that a Tree's walk, which
+// asks the Reaper about every process it reads, is not held up behind
+// it. Only the waits run under r.mu: no root can then be reaped by its
+// Tree, and its pid handed to a new child of ours, between the check and
+// the waitid. A pid that is our child and no root's is an orphan's, and
+// stays so until we reap it (nobody else can); a pid that was a zombie
+// when read and is anything else now is not waitable, and WNOHANG leaves
+// it.
 func (r *Reaper) reap() []Reaped {
-	procs, err := readProcs()
-	if err != nil {
-		return nil
+	var procs []procEntry
+	if pids, ok := childrenOf(os.Getpid()); ok {
+		buf := make([]byte, statMax)
+		for _, pid := range pids {
+			if e, err := readProcInto(pid, buf); err == nil {
+				procs = append(procs, e)
+			}
+		}
+	} else {
+		var err error
+		if procs, err = readProcs(); err != nil {
+			return nil
+		}
 	}
 	var out []Reaped
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, e := range procs {
 		if e.ppid != os.Getpid() || r.roots[e.pid] != 0 || e.state != 'Z' {
 			continue
@@ -39,6 +60,72 @@ func (r *Reaper) reap() []Reaped {
 		out = append(out, Reaped{PID: e.pid, Name: e.name, How: how(ws)})
 	}
 	return out
+}
+
+// childrenOf lists the children of process pid from each of its threads'
+// children file; ok is false where the kernel has none (built without
+// CONFIG_PROC_CHILDREN) or a list could not be read. The kernel reads
+// each list under RCU: a child being added or removed at that moment may
+// be missed, which costs a reap nothing but a delay to the next SIGCHLD;
+// an exited child stays on the list until it is reaped.
+func childrenOf(pid int) ([]int, bool) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, false
+	}
+	tids, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, false
+	}
+	var out []int
+	buf := make([]byte, 4096)
+	for _, tid := range tids {
+		b, err := readSmall(dir+"/"+tid+"/children", buf)
+		if errors.Is(err, unix.ENOENT) {
+			if _, serr := os.Stat(dir + "/" + tid); serr == nil {
+				return nil, false // no children files in this kernel
+			}
+			continue // the thread exited
+		}
+		if err != nil {
+			return nil, false
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil && c > 0 {
+				out = append(out, c)
+			}
+		}
+	}
+	return out, true
+}
+
+// readSmall reads a whole small /proc file into buf, growing it as
+// needed.
+func readSmall(path string, buf []byte) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	n := 0
+	for {
+		if n == len(buf) {
+			buf = append(buf, make([]byte, len(buf))...)
+		}
+		m, err := unix.Read(fd, buf[n:])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if m == 0 {
+			return buf[:n], nil
+		}
+		n += m
+	}
 }
 
 // how says how a reaped child ended.

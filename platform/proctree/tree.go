@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
+	"time"
 )
 
 // Tree is a started child process and every process it spawns.
@@ -85,10 +86,12 @@ func (t *Tree) Kill() error {
 // they are killed.
 func (t *Tree) Wait(ctx context.Context) (Leftovers, error) {
 	t.waitExited()
+	exited := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, cgroupEmptyWait)
 	defer cancel()
 	t.mu.Lock()
 	left := t.sweepCgroup(ctx)
+	left.Exited = exited
 	_ = t.killTree()
 	t.mu.Unlock()
 	// Not under the lock: Kill and Signal stay quick while the kernel

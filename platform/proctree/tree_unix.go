@@ -100,13 +100,19 @@ const maxWalkRounds = 32
 // child of ours that is no tree's root (an orphan re-parented to us). A
 // pid read from a file is never a start, and a pid whose start time
 // changed between the read and the handle is left alone.
+// With a Reaper it reads only the processes linked to the tree (see
+// linked); else the whole process table.
 func (t *Tree) walkTree() error {
 	root, self := t.cmd.Process.Pid, os.Getpid()
 	if t.sys.members == nil {
 		t.sys.members = map[int]*member{}
 	}
 	for range maxWalkRounds {
-		procs, err := readProcs()
+		procs, ok := t.linked()
+		var err error
+		if !ok {
+			procs, err = readProcs()
+		}
 		if errors.Is(err, errors.ErrUnsupported) {
 			return nil
 		}

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -45,9 +46,9 @@ func main() {
 	flag.IntVar(&c.powerRuns, "power-runs", 10, "power-loss recoveries to time")
 	flag.BoolVar(&c.goBench, "go-bench", true, "run the Go micro-benchmarks too")
 	flag.IntVar(&c.hangs, "hangs", 10, "hangs to catch for hang detection")
-	flag.StringVar(&c.only, "only", "", "run only this part (hang, flood), print its section and put it into benchmarks.md in -out, keeping the other sections")
+	flag.StringVar(&c.only, "only", "", "run only this part (hang, flood; restart and scale are printed only), print its section and put it into benchmarks.md in -out, keeping the other sections")
 	flag.Parse()
-	c.sweepSizes = []int{10, 100, 1000, 10000}
+	c.sweepSizes = []int{10, 100, 1000, 10000, 100000}
 	var err error
 	if c.supervisor, err = filepath.Abs(c.supervisor); err != nil {
 		fail(err)
@@ -69,6 +70,14 @@ func main() {
 			fail(err)
 		}
 		fmt.Printf("wrote section 7 and its target into %s\n", path)
+		return
+	}
+	if c.only == "restart" || c.only == "scale" {
+		// Printed, not spliced: these numbers belong beside the floor of
+		// the same run, which only a full run writes.
+		if err := printOnly(ctx, c); err != nil {
+			fail(err)
+		}
 		return
 	}
 	if c.only == "hang" {
@@ -93,6 +102,42 @@ func main() {
 		fail(err)
 	}
 	fmt.Printf("wrote %s\n", filepath.Join(c.out, "benchmarks.md"))
+}
+
+func printOnly(ctx context.Context, c config) error {
+	r := &report{cfg: c, started: time.Now(), machine: describeMachine()}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	scratch, err := os.MkdirTemp("", "hsbench-bin")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(scratch)
+	child := filepath.Join(scratch, "child")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", child, "./internal/tools/bench/child").CombinedOutput(); err != nil {
+		return fmt.Errorf("build the bench child (run from the module root): %w\n%s", err, out)
+	}
+	var b strings.Builder
+	switch c.only {
+	case "restart":
+		if r.restart, err = restartLatency(ctx, c, self, child); err != nil {
+			return err
+		}
+		if r.breakdown, err = restartBreakdown(ctx, c, child); err != nil {
+			return err
+		}
+		r.restartSection(&b)
+		r.breakdownSection(&b)
+	case "scale":
+		if r.scale, err = scaleCost(ctx, c, child); err != nil {
+			return err
+		}
+		r.scaleSection(&b)
+	}
+	fmt.Print(b.String())
+	return nil
 }
 
 func fail(err error) {
@@ -129,8 +174,20 @@ func run(ctx context.Context, c config) (*report, error) {
 	}); err != nil {
 		return nil, err
 	}
+	if err := step("restart breakdown", func() error {
+		r.breakdown, err = restartBreakdown(ctx, c, child)
+		return err
+	}); err != nil {
+		return nil, err
+	}
 	if err := step("sweep cost", func() error {
 		r.sweep, err = sweepCost(ctx, c, child)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := step("100 000 lock files", func() error {
+		r.scale, err = scaleCost(ctx, c, child)
 		return err
 	}); err != nil {
 		return nil, err

@@ -28,6 +28,8 @@ type contender struct {
 	readPID func(path string) int
 	// pidFile is where the child writes, relative to dir.
 	pidFile string
+	// keepLog: the supervisor's log is kept in the result.
+	keepLog bool
 }
 
 type latency struct {
@@ -35,6 +37,7 @@ type latency struct {
 	skipped    string // why it did not run
 	samples    []time.Duration
 	sum        summary
+	log        []byte // the supervisor's log, with contender.keepLog
 }
 
 func restartLatency(ctx context.Context, c config, self, child string) ([]latency, error) {
@@ -132,8 +135,8 @@ func currentUser() string {
 	return strconv.Itoa(os.Getuid())
 }
 
-func measureRestarts(ctx context.Context, c config, ct contender) (latency, error) {
-	l := latency{name: ct.name, note: ct.note}
+func measureRestarts(ctx context.Context, c config, ct contender) (l latency, err error) {
+	l = latency{name: ct.name, note: ct.note}
 	dir, err := os.MkdirTemp("", "hsbench")
 	if err != nil {
 		return l, err
@@ -171,6 +174,9 @@ func measureRestarts(ctx context.Context, c config, ct contender) (latency, erro
 		// Stop the supervisor first so nothing restarts what we kill next.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		_ = cmd.Wait()
+		if ct.keepLog {
+			l.log, _ = os.ReadFile(logf.Name())
+		}
 		if pid := readPID(pidFile); pid > 0 {
 			_ = syscall.Kill(-pid, syscall.SIGKILL)
 			_ = syscall.Kill(pid, syscall.SIGKILL)

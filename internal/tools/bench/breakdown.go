@@ -1,0 +1,101 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// restartSteps are the steps of a restart as the supervisor logs them
+// ("restart timing", at debug level), in order: each is the time from
+// the end of the one before, the first from the moment the dead
+// gateway's exit was seen.
+var restartSteps = []struct{ key, what string }{
+	{"tree_reaped", "kill what is left of the tree (one read of the process table), reap the root"},
+	{"output_drained", "read the dead gateway's output to its end"},
+	{"event", "the exit reaches the state machine's goroutine"},
+	{"close_watch", "stop watching the dead gateway: its sd_notify socket, alarm and timers"},
+	{"release", "release the dead gateway's files (its pid and lock records, the planned-stop marker)"},
+	{"decide", "probe the home and lock dir, apply the restart policy"},
+	{"sweep", "sweep the home and lock dir"},
+	{"foreign_owner", "no live gateway we do not own holds the home"},
+	{"persist", "the next nonce's hash in the state file, durably, before any process carries it"},
+	{"notify_socket", "the sd_notify socket for the new gateway"},
+	{"spawn", "fork/exec the new gateway"},
+	{"after_spawn", "inspect the new process, arm the watchdog, the transition to starting"},
+}
+
+type breakdownResult struct {
+	restarts int
+	steps    map[string]summary
+	total    summary
+}
+
+// restartBreakdown runs hermes-supervisor with debug logs over the bench
+// child, kills the child c.kills times, and reads the timing of each
+// restart from the log.
+func restartBreakdown(ctx context.Context, c config, child string) (breakdownResult, error) {
+	reset := (c.gap * 3 / 5).String()
+	ct := contender{name: "breakdown", keepLog: true, cmd: func(dir, pidFile string) (*exec.Cmd, error) {
+		return exec.Command(c.supervisor, "run", "--home", filepath.Join(dir, "home"), "--lock-dir", filepath.Join(dir, "locks"),
+			"--reset-after", reset, "--crash-loop-max", "100000", "--log-level", "debug", "--log-format", "json",
+			"--", child, pidFile), nil
+	}}
+	l, err := measureRestarts(ctx, c, ct)
+	if err != nil {
+		return breakdownResult{}, err
+	}
+	steps := map[string][]time.Duration{}
+	var totals []time.Duration
+	sc := bufio.NewScanner(bytes.NewReader(l.log))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if json.Unmarshal(sc.Bytes(), &m) != nil || m["msg"] != "restart timing" {
+			continue
+		}
+		for k, v := range m {
+			if f, ok := v.(float64); ok && strings.HasSuffix(k, "_us") {
+				d := time.Duration(f) * time.Microsecond
+				if k == "total_us" {
+					totals = append(totals, d)
+				} else {
+					steps[strings.TrimSuffix(k, "_us")] = append(steps[strings.TrimSuffix(k, "_us")], d)
+				}
+			}
+		}
+	}
+	if len(totals) == 0 {
+		return breakdownResult{}, fmt.Errorf("no \"restart timing\" line in the supervisor's debug log")
+	}
+	r := breakdownResult{restarts: len(totals), steps: map[string]summary{}, total: summarize(totals)}
+	for k, ds := range steps {
+		r.steps[k] = summarize(ds)
+	}
+	return r, nil
+}
+
+func (r *report) breakdownSection(b *strings.Builder) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	bd := r.breakdown
+	p("## 1a. Restart breakdown\n\n")
+	p("Where a restart's time goes inside hermes-supervisor: the same run as section 1, with `--log-level debug`, which makes the supervisor log one `restart timing` line per restart (%d here). ", bd.restarts)
+	p("Each step is timed from the end of the one before; the first starts when the dead gateway's exit is seen. Medians of steps do not add up to the median total.\n\n")
+	p("| Step | What | median µs | p90 µs | max µs |\n|---|---|---|---|---|\n")
+	for _, st := range restartSteps {
+		s, ok := bd.steps[st.key]
+		if !ok {
+			continue
+		}
+		p("| %s | %s | %d | %d | %d |\n", st.key, st.what, s.Med.Microseconds(), s.P90.Microseconds(), s.Max.Microseconds())
+	}
+	p("| total | from the exit seen to the new gateway started | %d | %d | %d |\n\n", bd.total.Med.Microseconds(), bd.total.P90.Microseconds(), bd.total.Max.Microseconds())
+}

@@ -1,0 +1,225 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/procstate"
+	"github.com/hermes-agent/hermes-supervisor/supervisor"
+)
+
+// scaleFiles is the size of the lock dir the scale section runs over.
+const scaleFiles = 100000
+
+// Targets of section 8.
+const (
+	targetScalePerFile = 20 * time.Microsecond
+	targetScaleRSSKB   = 64 * 1024
+	targetStatus       = 5 * time.Millisecond
+)
+
+type scaleResult struct {
+	n            int
+	stale        int
+	sweepTook    time.Duration // the supervisor's start sweep, as its summary line says
+	swept, kept  int
+	logLines     int // per-file sweep lines in the supervisor's log
+	hwmKB, rssKB int // peak and current RSS once the gateway runs
+	during       summary
+	duringBusy   int // answers during the sweep that said a sweep runs
+	after        summary
+	concurrent   summary // wall time of 8 status calls at once
+}
+
+// scaleCost lays out scaleFiles token locks (a third naming dead pids, a
+// third reused pids, a third live demo gateways), starts `run --demo` over
+// them, and asks status over the control endpoint all through its start
+// sweep and after.
+func scaleCost(ctx context.Context, c config, child string) (scaleResult, error) {
+	res := scaleResult{n: scaleFiles}
+	prober := procstate.NewProber(procstate.Options{StartTolerance: -1})
+	o, err := startOwners(ctx, c, child, prober)
+	if err != nil {
+		return res, err
+	}
+	defer o.stop()
+	dir, err := os.MkdirTemp("", "hsbench-scale")
+	if err != nil {
+		return res, err
+	}
+	defer os.RemoveAll(dir)
+	home, locks := filepath.Join(dir, "home"), filepath.Join(dir, "locks")
+	for _, d := range []string{home, locks} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return res, err
+		}
+	}
+	if res.stale, err = o.layout(locks, scaleFiles, rand.New(rand.NewPCG(3, 4))); err != nil {
+		return res, err
+	}
+	logPath := filepath.Join(dir, "supervisor.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return res, err
+	}
+	defer logf.Close()
+	cmd := exec.Command(c.supervisor, "run", "--demo", "--home", home, "--lock-dir", locks, "--log-format", "json")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return res, err
+	}
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}()
+	ask := func() (time.Duration, *supervisor.Status, error) {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		t0 := time.Now()
+		r, err := supervisor.CallHome(cctx, home, "status")
+		d := time.Since(t0)
+		if err == nil && r.Status == nil {
+			err = fmt.Errorf("status answer without a status: %s", r.Error)
+		}
+		return d, r.Status, err
+	}
+	// During the sweep: ask as fast as answers come, until the gateway
+	// is started.
+	var during []time.Duration
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return res, fmt.Errorf("no gateway started within 5 minutes (log: %s)", tail(logPath))
+		}
+		d, st, err := ask()
+		if err != nil {
+			// The endpoint is not up yet.
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		if st.Child != nil && st.Busy == "" {
+			break
+		}
+		during = append(during, d)
+		if st.Busy != "" {
+			res.duringBusy++
+		}
+		// A shell asking every few milliseconds, not a flood that would
+		// take the sweep's CPU.
+		time.Sleep(5 * time.Millisecond)
+	}
+	res.during = summarize(during)
+	// After: sequential calls, then rounds of 8 at once.
+	var after, conc []time.Duration
+	for range 100 {
+		d, _, err := ask()
+		if err != nil {
+			return res, err
+		}
+		after = append(after, d)
+	}
+	for range 20 {
+		var wg sync.WaitGroup
+		t0 := time.Now()
+		var errs [8]error
+		for i := range 8 {
+			wg.Add(1)
+			go func() { defer wg.Done(); _, _, errs[i] = ask() }()
+		}
+		wg.Wait()
+		conc = append(conc, time.Since(t0))
+		for _, err := range errs {
+			if err != nil {
+				return res, err
+			}
+		}
+	}
+	res.after, res.concurrent = summarize(after), summarize(conc)
+	st, err := statusFields(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	if err != nil {
+		return res, err
+	}
+	res.hwmKB, res.rssKB = st["VmHWM"], st["VmRSS"]
+	if err := res.readLog(logPath); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// readLog takes the start sweep's summary and counts its per-file lines.
+func (res *scaleResult) readLog(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	found := false
+	for sc.Scan() {
+		var m map[string]any
+		if json.Unmarshal(sc.Bytes(), &m) != nil {
+			continue
+		}
+		switch m["msg"] {
+		case "sweep":
+			res.logLines++
+		case "sweep done":
+			if found {
+				continue
+			}
+			found = true
+			switch t := m["took"].(type) {
+			case float64:
+				res.sweepTook = time.Duration(t * float64(time.Second))
+			case string:
+				res.sweepTook, _ = time.ParseDuration(t)
+			}
+			n := func(k string) int { v, _ := m[k].(float64); return int(v) }
+			res.swept, res.kept = n("swept"), n("keep")
+		}
+	}
+	if !found {
+		return fmt.Errorf("no \"sweep done\" line in the supervisor's log: %s", tail(path))
+	}
+	return sc.Err()
+}
+
+func (s scaleResult) perFile() time.Duration { return s.sweepTook / time.Duration(max(s.n, 1)) }
+
+func (s scaleResult) targets() string {
+	return fmt.Sprintf("| Start sweep at %d lock files | ≤ %s per file, ≤ 64 MiB peak RSS | %s per file (%s in all), peak RSS %.1f MiB | %s |\n",
+		s.n, targetScalePerFile, s.perFile().Round(100*time.Nanosecond), s.sweepTook.Round(time.Millisecond), float64(s.hwmKB)/1024,
+		met(s.perFile() <= targetScalePerFile && s.hwmKB <= targetScaleRSSKB)) +
+		fmt.Sprintf("| `status` at %d lock files, median | ≤ %s, never blocked by a sweep | during the sweep %s ms (max %s), after %s ms | %s |\n",
+			s.n, targetStatus, ms(s.during.Med), ms(s.during.Max), ms(s.after.Med), met(s.after.Med <= targetStatus && s.during.Med <= targetStatus))
+}
+
+func (r *report) scaleSection(b *strings.Builder) {
+	s := r.scale
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	p("## 8. 100 000 lock files\n\n")
+	p("A lock dir of %d Hermes token locks, laid out as in section 2 (%d stale: dead or reused pids; the rest naming five live demo gateways). ", s.n, s.stale)
+	p("`hermes-supervisor run --demo` starts over it; its start sweep's time is the one its summary line logs. ")
+	p("`status` is asked over the control endpoint (as the CLI does, without the CLI's own start-up) every 5 ms all through the sweep, then 100 times in a row, then 20 times 8 at once.\n\n")
+	p("| | value |\n|---|---|\n")
+	p("| start sweep | %s (%s per file): %d swept, %d kept |\n", s.sweepTook.Round(time.Millisecond), s.perFile().Round(100*time.Nanosecond), s.swept, s.kept)
+	p("| per-file sweep lines in the log | %d (the rest are counted in the summary line) |\n", s.logLines)
+	p("| supervisor RSS once the gateway runs | %.1f MiB, peak %.1f MiB |\n", float64(s.rssKB)/1024, float64(s.hwmKB)/1024)
+	p("| `status` during the sweep | n %d, median %s ms, p90 %s ms, max %s ms; %d answers said a sweep runs |\n", s.during.N, ms(s.during.Med), ms(s.during.P90), ms(s.during.Max), s.duringBusy)
+	p("| `status` after | n %d, median %s ms, p90 %s ms, max %s ms |\n", s.after.N, ms(s.after.Med), ms(s.after.P90), ms(s.after.Max))
+	p("| 8 `status` at once, wall time | n %d, median %s ms, max %s ms |\n\n", s.concurrent.N, ms(s.concurrent.Med), ms(s.concurrent.Max))
+}

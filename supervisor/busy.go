@@ -1,0 +1,133 @@
+package supervisor
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/hermes-agent/hermes-supervisor/lockstore"
+	"github.com/hermes-agent/hermes-supervisor/procstate"
+)
+
+// Status answers come from the supervisor's memory: the state machine's
+// own fields and the gateway's locks as last looked up. Nothing in a
+// status answer reads the lock dir, so it costs the same at 10 or 100 000
+// lock files, and a sweep in progress does not hold it up (see whileBusy).
+
+// ownedLocks is what the supervisor knows of the locks its gateway holds.
+type ownedLocks struct {
+	run     runner // the run they were looked up for
+	entries []lockstore.Entry
+	at      time.Time // when they were read; zero: never
+	looking bool      // a lookup runs
+}
+
+// ownedFound is the result of a lookup of the gateway's locks, made off
+// the loop.
+type ownedFound struct {
+	run     runner
+	entries []lockstore.Entry
+	at      time.Time
+}
+
+func (ownedFound) isEvent() {}
+
+// ownedMaxAge is how old the locks a status names may get before a status
+// request looks them up again, off the loop; the request itself is
+// answered with what is known, and how old it is.
+const ownedMaxAge = 30 * time.Second
+
+// lookUpOwned reads, on a goroutine of its own, the locks naming id, the
+// running gateway, and feeds them back to the loop. One lookup runs at
+// a time.
+func (s *Supervisor) lookUpOwned(id procstate.Identity) {
+	if s.owned.looking || s.run == nil {
+		return
+	}
+	s.owned.looking = true
+	run, store, events, ctx := s.run, s.store, s.events, s.loop
+	go func() {
+		es, err := store.Owned(ctx, id)
+		if err != nil {
+			s.log.Debug("could not read every lock of the gateway", zap.Error(err))
+		}
+		select {
+		case events <- ownedFound{run: run, entries: es, at: time.Now()}:
+		case <-ctx.Done():
+		}
+	}()
+}
+
+// found takes in a lookup's result, if it is of the running gateway.
+func (s *Supervisor) found(f ownedFound) {
+	s.owned.looking = false
+	if f.run != s.run {
+		return
+	}
+	s.owned.run, s.owned.entries, s.owned.at = f.run, f.entries, f.at
+}
+
+// statusNow is the answer to a status request from the loop.
+func (s *Supervisor) statusNow() *Status {
+	st := s.snapshot()
+	if s.child == nil {
+		return st
+	}
+	if s.owned.run == s.run && !s.owned.at.IsZero() {
+		st.Locks = slices.Clone(s.owned.entries)
+		at := s.owned.at
+		st.LocksAt = &at
+	}
+	if s.owned.run != s.run || time.Since(s.owned.at) > ownedMaxAge {
+		s.lookUpOwned(s.gatewayID())
+	}
+	return st
+}
+
+// whileBusy runs f, a long step of the loop (a sweep of a large lock
+// dir), while another goroutine answers status requests with what was
+// known when it began, saying what the loop is doing and since when.
+func (s *Supervisor) whileBusy(what string, f func()) {
+	st := s.statusNow()
+	st.Busy = what
+	since := time.Now()
+	st.BusySince = &since
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case r := <-s.statusReq:
+				c := *st
+				r <- Response{OK: true, Status: &c}
+			case <-done:
+				return
+			}
+		}
+	}()
+	defer wg.Wait()
+	defer close(done)
+	f()
+}
+
+// askStatus hands a status request to whoever answers it: the loop, or
+// the goroutine whileBusy runs.
+func (s *Supervisor) askStatus(ctx context.Context) Response {
+	r := make(reply, 1)
+	select {
+	case s.statusReq <- r:
+	case <-ctx.Done():
+		return Response{Error: "supervisor busy: " + ctx.Err().Error()}
+	}
+	select {
+	case resp := <-r:
+		return resp
+	case <-ctx.Done():
+		return Response{Error: "no answer in time: " + ctx.Err().Error()}
+	}
+}
