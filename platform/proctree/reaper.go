@@ -46,13 +46,6 @@ func (r *Reaper) Run(ctx context.Context, reaped func(Reaped)) {
 	r.run(ctx, reaped)
 }
 
-// isRoot reports whether pid is the root of a Tree started with r.
-func (r *Reaper) isRoot(pid int) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.roots[pid] != 0
-}
-
 // started records root as a Tree's root, so it is never taken for an orphan.
 func (r *Reaper) started(root int) { r.roots[root]++ }
 

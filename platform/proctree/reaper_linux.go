@@ -153,3 +153,10 @@ func (r *Reaper) run(ctx context.Context, reaped func(Reaped)) {
 		}
 	}
 }
+
+// isRoot reports whether pid is the root of a Tree started with r.
+func (r *Reaper) isRoot(pid int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.roots[pid] != 0
+}
