@@ -2,7 +2,6 @@ package sdnotify
 
 import (
 	"fmt"
-	"net"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -17,15 +16,9 @@ import (
 // not root, nor our own user in another PID namespace, whose pid the
 // kernel reports as 0 and who is then rejected by the credential check.
 func listen(dir string) (*Listener, error) {
-	d, path, lock, err := makeNotifyDir(dir)
+	l, err := listenIn(dir)
 	if err != nil {
-		return nil, fmt.Errorf("open notify socket: %w", err)
-	}
-	l := &Listener{addr: path, notifyDir: notifyDir{dir: d, lock: lock}}
-	l.conn, err = net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
-	if err != nil {
-		l.notifyDir.remove(l.addr)
-		return nil, fmt.Errorf("open notify socket: %w", err)
+		return nil, err
 	}
 	raw, err := l.conn.SyscallConn()
 	if err == nil {

@@ -5,6 +5,7 @@ package sdnotify
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 
@@ -85,6 +86,22 @@ func tryNotifyDir(parent string) (d, path string, lock *os.File, err error) {
 		return "", "", nil, fmt.Errorf("notify socket directory %s: %w", d, err)
 	}
 	return d, filepath.Join(d, "n"), lock, nil
+}
+
+// listenIn opens a datagram socket in a fresh 0700 directory (see
+// makeNotifyDir; dir is tried first).
+func listenIn(dir string) (*Listener, error) {
+	d, path, lock, err := makeNotifyDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open notify socket: %w", err)
+	}
+	l := &Listener{addr: path, notifyDir: notifyDir{dir: d, lock: lock}}
+	l.conn, err = net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
+	if err != nil {
+		l.notifyDir.remove(l.addr)
+		return nil, fmt.Errorf("open notify socket: %w", err)
+	}
+	return l, nil
 }
 
 // remove removes the socket at addr and its directory, not recursively:
