@@ -62,9 +62,11 @@ type watchdog struct {
 	setting   time.Duration // Config.Watchdog
 	hangAfter time.Duration // Config.HangAfter
 	warned    string        // the last config warning, not repeated
-	// spare is the next start's socket and alarm, made while a gateway
-	// runs (see prepare), so that a restart does not wait for them.
-	spare      *sdnotify.Listener
+	// spareAlarm is the next start's alarm, made while a gateway runs
+	// (see prepare), so that a restart does not wait for it. The socket
+	// is not made ahead: one open before its gateway exists would queue
+	// datagrams from senders that no gateway's tree holds yet, to be read
+	// once one does (a reused pid could then be believed).
 	spareAlarm *alarm.Alarm
 	retired    []retiredWatch // closed watches' sockets and alarms, to close
 	watch
@@ -159,17 +161,16 @@ func (w *watchdog) open() []string {
 	return env
 }
 
-// takeSpare returns the socket and alarm prepare made, or new ones. Each
-// serves one start: a fresh socket in a fresh 0700 directory, whose path
-// no earlier gateway was told.
+// takeSpare returns a fresh socket in a fresh 0700 directory, whose path
+// no earlier gateway was told, and the alarm prepare made (or a new one).
 func (w *watchdog) takeSpare() (*sdnotify.Listener, *alarm.Alarm, error) {
-	if l, a := w.spare, w.spareAlarm; l != nil {
-		w.spare, w.spareAlarm = nil, nil
-		return l, a, nil
-	}
 	l, err := sdnotify.Listen("")
 	if err != nil {
 		return nil, nil, err
+	}
+	if a := w.spareAlarm; a != nil {
+		w.spareAlarm = nil
+		return l, a, nil
 	}
 	a, err := alarm.New()
 	if err != nil {
@@ -179,15 +180,14 @@ func (w *watchdog) takeSpare() (*sdnotify.Listener, *alarm.Alarm, error) {
 	return l, a, nil
 }
 
-// prepare makes the next start's socket and alarm now, while a gateway
-// runs, off the restart's path. A failure is left for open to meet and
-// log.
+// prepare makes the next start's alarm now, while a gateway runs, off the
+// restart's path. A failure is left for open to meet and log.
 func (w *watchdog) prepare() {
-	if w.spare != nil {
+	if w.spareAlarm != nil {
 		return
 	}
-	if l, a, err := w.takeSpare(); err == nil {
-		w.spare, w.spareAlarm = l, a
+	if a, err := alarm.New(); err == nil {
+		w.spareAlarm = a
 	}
 }
 
@@ -195,10 +195,9 @@ func (w *watchdog) prepare() {
 // supervisor is done.
 func (w *watchdog) dropSpare() {
 	w.dropRetired()
-	if w.spare != nil {
-		_ = w.spare.Close()
+	if w.spareAlarm != nil {
 		_ = w.spareAlarm.Close()
-		w.spare, w.spareAlarm = nil, nil
+		w.spareAlarm = nil
 	}
 }
 
