@@ -114,7 +114,7 @@ func unbase85(t *testing.T, s string) []byte {
 		padded := group + strings.Repeat("~", 5-len(group))
 		var v uint64
 		for i := range 5 {
-			d := strings.IndexByte(base85Alphabet, padded[i])
+			d := strings.IndexByte(termtext.Base85Alphabet, padded[i])
 			if d < 0 {
 				t.Fatalf("%q is no base85 digit", padded[i])
 			}
@@ -204,7 +204,7 @@ func TestOutputRoundTrip(t *testing.T) {
 // TestOutputExpansion bounds what the log holds per byte the gateway
 // wrote, for text and for random binary and for the worst lines: 1.25 per
 // byte plus the fixed cost of an entry, which is measured as the entry of
-// an empty line (plus the longest field name and textSlack). The old logger wrote random binary at about 4 per byte.
+// an empty line (plus the longest field name and termtext.TextSlack). The old logger wrote random binary at about 4 per byte.
 func TestOutputExpansion(t *testing.T) {
 	textLine := `2026-01-02 03:04:05,678 INFO gateway.platforms.telegram: message from "ann" handled in 12 ms (C:\tmp)`
 	inputs := []struct {
@@ -226,7 +226,7 @@ func TestOutputExpansion(t *testing.T) {
 				_, _ = el.Write([]byte("\n"))
 				// The longest field name, and what a line may cost above
 				// base85 to stay text, are the rest of an entry's cost.
-				entry := empty.Len() + len("_escaped") + textSlack
+				entry := empty.Len() + len("_escaped") + termtext.TextSlack
 
 				var out bytes.Buffer
 				l := &lineLogger{log: zap.New(zapcore.NewCore(f.enc(), zapcore.AddSync(&out), zap.InfoLevel)), stream: "stdout"}
