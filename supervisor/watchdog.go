@@ -62,12 +62,14 @@ type watchdog struct {
 	setting   time.Duration // Config.Watchdog
 	hangAfter time.Duration // Config.HangAfter
 	warned    string        // the last config warning, not repeated
-	// spareAlarm is the next start's alarm, made while a gateway runs
-	// (see prepare), so that a restart does not wait for it. The socket
-	// is not made ahead: one open before its gateway exists would queue
-	// datagrams from senders that no gateway's tree holds yet, to be read
-	// once one does (a reused pid could then be believed).
+	// spareAlarm and spareDir are the next start's alarm and the private
+	// directory of its notify socket, made while a gateway runs (see
+	// prepare), so that a restart does not wait for them. The socket
+	// itself is not made ahead: one open before its gateway exists would
+	// queue datagrams from senders that no gateway's tree holds yet, to
+	// be read once one does (a reused pid could then be believed).
 	spareAlarm *alarm.Alarm
+	spareDir   *sdnotify.Dir
 	retired    []retiredWatch // closed watches' sockets and alarms, to close
 	watch
 }
@@ -164,7 +166,15 @@ func (w *watchdog) open() []string {
 // takeSpare returns a fresh socket in a fresh 0700 directory, whose path
 // no earlier gateway was told, and the alarm prepare made (or a new one).
 func (w *watchdog) takeSpare() (*sdnotify.Listener, *alarm.Alarm, error) {
-	l, err := sdnotify.Listen("")
+	d := w.spareDir
+	w.spareDir = nil
+	if d == nil {
+		var err error
+		if d, err = sdnotify.MakeDir(""); err != nil {
+			return nil, nil, err
+		}
+	}
+	l, err := d.Listen()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -180,14 +190,19 @@ func (w *watchdog) takeSpare() (*sdnotify.Listener, *alarm.Alarm, error) {
 	return l, a, nil
 }
 
-// prepare makes the next start's alarm now, while a gateway runs, off the
-// restart's path. A failure is left for open to meet and log.
+// prepare makes the next start's alarm and socket directory now, while a
+// gateway runs, off the restart's path. A failure is left for open to
+// meet and log.
 func (w *watchdog) prepare() {
-	if w.spareAlarm != nil {
-		return
+	if w.spareAlarm == nil {
+		if a, err := alarm.New(); err == nil {
+			w.spareAlarm = a
+		}
 	}
-	if a, err := alarm.New(); err == nil {
-		w.spareAlarm = a
+	if w.spareDir == nil {
+		if d, err := sdnotify.MakeDir(""); err == nil {
+			w.spareDir = d
+		}
 	}
 }
 
@@ -195,6 +210,10 @@ func (w *watchdog) prepare() {
 // supervisor is done.
 func (w *watchdog) dropSpare() {
 	w.dropRetired()
+	if w.spareDir != nil {
+		_ = w.spareDir.Close()
+		w.spareDir = nil
+	}
 	if w.spareAlarm != nil {
 		_ = w.spareAlarm.Close()
 		w.spareAlarm = nil

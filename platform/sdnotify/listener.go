@@ -1,7 +1,9 @@
 package sdnotify
 
 import (
+	"fmt"
 	"net"
+	"os"
 )
 
 // Listener receives the sd_notify datagrams of one gateway: the
@@ -52,4 +54,45 @@ func (l *Listener) Close() error {
 // the kernel reports as 0. On Windows, where Go cannot receive AF_UNIX
 // datagrams and Hermes sends none, it returns errors.ErrUnsupported and
 // readiness comes from gateway_state.json.
-func Listen(dir string) (*Listener, error) { return listen(dir) }
+func Listen(dir string) (*Listener, error) {
+	d, err := MakeDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	return d.Listen()
+}
+
+// Dir is the fresh private directory of one start's notify socket, made
+// ahead of that start: making a directory in a crowded /tmp is the slow
+// part of Listen, and an empty directory of ours receives nothing, so it
+// can wait while the gateway before runs. Only the socket must not exist
+// before its gateway does (see Dir.Listen).
+type Dir struct {
+	notifyDir
+	addr  string
+	taken bool
+}
+
+// MakeDir makes the directory for a later Dir.Listen, as Listen would
+// (dir is tried first); Close removes it if it is never listened in.
+func MakeDir(dir string) (*Dir, error) { return makeDir(dir) }
+
+// Listen opens the socket in d; from then on d belongs to the Listener,
+// whose Close removes both. A socket bound only now has queued nothing
+// from before its gateway was started.
+func (d *Dir) Listen() (*Listener, error) {
+	if d.taken {
+		return nil, fmt.Errorf("notify socket %s: %w", d.addr, os.ErrClosed)
+	}
+	d.taken = true
+	return d.listen()
+}
+
+// Close removes the directory, unless a Listener took it.
+func (d *Dir) Close() error {
+	if !d.taken {
+		d.taken = true
+		d.notifyDir.remove(d.addr)
+	}
+	return nil
+}

@@ -88,15 +88,19 @@ func tryNotifyDir(parent string) (d, path string, lock *os.File, err error) {
 	return d, filepath.Join(d, "n"), lock, nil
 }
 
-// listenIn opens a datagram socket in a fresh 0700 directory (see
-// makeNotifyDir; dir is tried first).
-func listenIn(dir string) (*Listener, error) {
+func makeDir(dir string) (*Dir, error) {
 	d, path, lock, err := makeNotifyDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open notify socket: %w", err)
 	}
-	l := &Listener{addr: path, notifyDir: notifyDir{dir: d, lock: lock}}
-	l.conn, err = net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
+	return &Dir{notifyDir: notifyDir{dir: d, lock: lock}, addr: path}, nil
+}
+
+// bind opens the datagram socket in d; a failure removes d.
+func (d *Dir) bind() (*Listener, error) {
+	l := &Listener{addr: d.addr, notifyDir: d.notifyDir}
+	var err error
+	l.conn, err = net.ListenUnixgram("unixgram", &net.UnixAddr{Name: d.addr, Net: "unixgram"})
 	if err != nil {
 		l.notifyDir.remove(l.addr)
 		return nil, fmt.Errorf("open notify socket: %w", err)

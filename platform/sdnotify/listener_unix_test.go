@@ -3,6 +3,7 @@
 package sdnotify
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,5 +87,57 @@ func TestListenNotifyPlacesItsSocketSafely(t *testing.T) {
 				t.Fatalf("%s left behind: %v", dir, err)
 			}
 		})
+	}
+}
+
+// A directory made ahead holds no socket until Listen: nothing can queue a
+// datagram for a gateway that does not exist yet. Listen takes it once,
+// and whoever ends up owning it removes it.
+func TestMakeDirHoldsNoSocketUntilListen(t *testing.T) {
+	base, err := os.MkdirTemp("/tmp", "n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+
+	unused, err := MakeDir(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(unused.addr)
+	if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("made ahead: %v, %v; want a 0700 directory", st, err)
+	}
+	c, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: unused.addr, Net: "unixgram"})
+	if err == nil {
+		c.Close()
+		t.Fatalf("a datagram socket answered at %s before Listen", unused.addr)
+	}
+	unused.Close()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("Close of an unused dir left %s: %v", dir, err)
+	}
+	if _, err := unused.Listen(); err == nil {
+		t.Fatal("Listen after Close worked")
+	}
+
+	d, err := MakeDir(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := d.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Listen(); err == nil {
+		t.Fatal("a second Listen in one directory worked")
+	}
+	d.Close() // the Listener owns it now: this must not remove its socket
+	if _, err := os.Stat(l.Addr()); err != nil {
+		t.Fatalf("the Dir's Close removed its Listener's socket: %v", err)
+	}
+	l.Close()
+	if _, err := os.Stat(filepath.Dir(l.Addr())); !os.IsNotExist(err) {
+		t.Fatalf("the Listener's Close left its directory: %v", err)
 	}
 }
