@@ -20,9 +20,14 @@ var errUnusableDir = errors.New("directory unusable")
 // minFreeSpace is the room below which the home or lock dir counts as full.
 const minFreeSpace = 1 << 20
 
-// probeDirs checks, by doing it, that a file can be created and removed in
-// the home and the lock dir. Permission bits, read-only mounts, a full disk
-// and a deleted directory all answer the same way.
+// probeDirs checks that a file can be created and removed in the home and
+// the lock dir. It runs before every restart, so it asks the OS rather than
+// making a file where it can: a read-only mount, a full disk (bytes or
+// inodes) and the permission check a create would meet (mode bits, ACLs,
+// the immutable flag, a security module) are each one system call, where a
+// probe file costs a create and an unlink in the directory, journalled.
+// Where the OS has no permission check to ask (Windows), a probe file is
+// made and removed.
 func (s *Supervisor) probeDirs() error {
 	// Hermes makes its lock dir when missing; so do we. Not the home: a
 	// missing home is a mistake or a deletion, and making an empty one
@@ -37,24 +42,46 @@ func (s *Supervisor) probeDirs() error {
 			}
 			return fmt.Errorf("%s %s does not exist: %w", d.what, d.path, errUnusableDir)
 		}
-		// A disk with almost no room is full for the gateway (it logs,
-		// writes sessions) even while a probe file still fits.
-		if free, err := safefs.FreeSpace(d.path); err == nil && free < minFreeSpace {
-			return fmt.Errorf("%s %s: the disk is full (%d KiB free): %w", d.what, d.path, free>>10, errUnusableDir)
-		}
-		f, err := os.CreateTemp(d.path, ".hermes-supervisor-probe-*")
-		if err != nil {
-			return fmt.Errorf("%s %s: cannot create a file (read-only or full?): %w: %w", d.what, d.path, errUnusableDir, err)
-		}
-		name := f.Name()
-		_, werr := f.Write([]byte("probe\n"))
-		cerr := f.Close()
-		rerr := os.Remove(name)
-		if err := errors.Join(werr, cerr, rerr); err != nil {
-			return fmt.Errorf("%s %s: cannot write and remove a file (full?): %w: %w", d.what, d.path, errUnusableDir, err)
+		if err := dirUsable(d.path, d.what); err != nil {
+			return err
 		}
 	}
 	s.homeSeen = true
+	return nil
+}
+
+// dirUsable checks one directory for probeDirs.
+func dirUsable(path, what string) error {
+	// A disk with almost no room is full for the gateway (it logs,
+	// writes sessions) even while a probe file still fits.
+	if room, err := safefs.RoomIn(path); err == nil {
+		switch {
+		case room.ReadOnly:
+			return fmt.Errorf("%s %s: the file system is mounted read-only: %w", what, path, errUnusableDir)
+		case room.Bytes < minFreeSpace:
+			return fmt.Errorf("%s %s: the disk is full (%d KiB free): %w", what, path, room.Bytes>>10, errUnusableDir)
+		case room.Files == 0:
+			return fmt.Errorf("%s %s: the disk is full (no inodes left): %w", what, path, errUnusableDir)
+		}
+	}
+	err := safefs.MayWrite(path)
+	switch {
+	case err == nil:
+		return nil
+	case !errors.Is(err, errors.ErrUnsupported):
+		return fmt.Errorf("%s %s: cannot create a file (read-only or no permission?): %w: %w", what, path, errUnusableDir, err)
+	}
+	f, err := os.CreateTemp(path, ".hermes-supervisor-probe-*")
+	if err != nil {
+		return fmt.Errorf("%s %s: cannot create a file (read-only or full?): %w: %w", what, path, errUnusableDir, err)
+	}
+	name := f.Name()
+	_, werr := f.Write([]byte("probe\n"))
+	cerr := f.Close()
+	rerr := os.Remove(name)
+	if err := errors.Join(werr, cerr, rerr); err != nil {
+		return fmt.Errorf("%s %s: cannot write and remove a file (full?): %w: %w", what, path, errUnusableDir, err)
+	}
 	return nil
 }
 

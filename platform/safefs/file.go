@@ -58,9 +58,22 @@ func ReadRegularFile(path string, max int64) ([]byte, error) {
 // root cannot be turned into a write to another file.
 func OpenLockFile(path string, create bool) (*os.File, error) { return openLockFile(path, create) }
 
-// FreeSpace returns the bytes an unprivileged user may still write on the
-// filesystem that holds dir.
-func FreeSpace(dir string) (uint64, error) { return freeSpace(dir) }
+// Room is what the file system holding a directory has left for new files.
+type Room struct {
+	Bytes    uint64 // what an unprivileged user may still write
+	Files    uint64 // inodes left; ^uint64(0) where the file system does not count them
+	ReadOnly bool   // mounted read-only
+}
+
+// RoomIn returns the room left on the file system that holds dir.
+func RoomIn(dir string) (Room, error) { return roomIn(dir) }
+
+// MayWrite reports whether the OS's own permission check (mode bits, ACLs,
+// the immutable flag, a security module, a read-only mount) lets this
+// process create and remove entries in dir, without making one. Where the
+// OS has no such check (Windows) it returns an error wrapping
+// errors.ErrUnsupported, and only making a file can tell.
+func MayWrite(dir string) error { return mayWrite(dir) }
 
 // ReadRegular reads at most limit bytes of the regular file path and
 // stamps it. It never follows a final symlink (or reparse point), never

@@ -137,10 +137,28 @@ func openLockFile(path string, create bool) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-func freeSpace(dir string) (uint64, error) {
+func roomIn(dir string) (Room, error) {
 	var st unix.Statfs_t
 	if err := unix.Statfs(dir, &st); err != nil {
-		return 0, &os.PathError{Op: "statfs", Path: dir, Err: err}
+		return Room{}, &os.PathError{Op: "statfs", Path: dir, Err: err}
 	}
-	return st.Bavail * uint64(st.Bsize), nil //nolint:unconvert // int64 on linux, uint32 on darwin
+	r := Room{
+		Bytes: st.Bavail * uint64(st.Bsize), //nolint:unconvert // int64 on linux, uint32 on darwin
+		Files: st.Ffree,
+		// ST_RDONLY on Linux and MNT_RDONLY on macOS are both bit 0.
+		ReadOnly: uint64(st.Flags)&1 != 0, //nolint:unconvert // int64 on linux, uint32 on darwin
+	}
+	if st.Files == 0 {
+		// A file system without an inode count (btrfs, some network
+		// ones) reports zero of zero: not full.
+		r.Files = ^uint64(0)
+	}
+	return r, nil
+}
+
+func mayWrite(dir string) error {
+	if err := unix.Access(dir, unix.W_OK|unix.X_OK); err != nil {
+		return &os.PathError{Op: "access", Path: dir, Err: err}
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package safefs
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -126,14 +127,18 @@ func openLockFile(path string, create bool) (*os.File, error) {
 	return openNoReparse(path, windows.GENERIC_READ|windows.GENERIC_WRITE, disposition)
 }
 
-func freeSpace(dir string) (uint64, error) {
+func roomIn(dir string) (Room, error) {
 	p, err := windows.UTF16PtrFromString(dir)
 	if err != nil {
-		return 0, &os.PathError{Op: "statfs", Path: dir, Err: err}
+		return Room{}, &os.PathError{Op: "statfs", Path: dir, Err: err}
 	}
 	var avail, total, free uint64
 	if err := windows.GetDiskFreeSpaceEx(p, &avail, &total, &free); err != nil {
-		return 0, &os.PathError{Op: "statfs", Path: dir, Err: err}
+		return Room{}, &os.PathError{Op: "statfs", Path: dir, Err: err}
 	}
-	return avail, nil
+	return Room{Bytes: avail, Files: ^uint64(0)}, nil
+}
+
+func mayWrite(dir string) error {
+	return &os.PathError{Op: "access", Path: dir, Err: errors.ErrUnsupported}
 }
