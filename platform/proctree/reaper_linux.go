@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hermes-agent/hermes-supervisor/platform/signals"
 	"golang.org/x/sys/unix"
@@ -70,17 +71,12 @@ func (r *Reaper) reap() []Reaped {
 // an exited child stays on the list until it is reaped.
 func childrenOf(pid int) ([]int, bool) {
 	dir := "/proc/" + strconv.Itoa(pid) + "/task"
-	d, err := os.Open(dir)
-	if err != nil {
-		return nil, false
-	}
-	tids, err := d.Readdirnames(-1)
-	d.Close()
+	buf := make([]byte, 4096)
+	tids, err := listDir(dir, buf)
 	if err != nil {
 		return nil, false
 	}
 	var out []int
-	buf := make([]byte, 4096)
 	for _, tid := range tids {
 		b, err := readSmall(dir+"/"+tid+"/children", buf)
 		if errors.Is(err, unix.ENOENT) {
@@ -99,6 +95,31 @@ func childrenOf(pid int) ([]int, bool) {
 		}
 	}
 	return out, true
+}
+
+// listDir lists the names in dir with raw system calls: os.Open would
+// try, and fail, to add a /proc directory to the poller, five system calls
+// more on every restart's walk of the tree.
+func listDir(dir string, buf []byte) ([]string, error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	var names []string
+	for {
+		n, err := unix.ReadDirent(fd, buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n <= 0 {
+			return names, nil
+		}
+		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+	}
 }
 
 // readSmall reads a whole small /proc file into buf, growing it as
@@ -151,8 +172,27 @@ func (r *Reaper) run(ctx context.Context, reaped func(Reaped)) {
 			return
 		case <-ch:
 		}
+		// A gateway's exit is also a SIGCHLD, and its Tree walks these
+		// same lists at once to kill what is left: reaping orphans
+		// can wait until that walk and the restart after it are done,
+		// and one pass then serves every SIGCHLD of the burst.
+		t := time.NewTimer(reapSettle)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		select {
+		case <-ch:
+		default:
+		}
 	}
 }
+
+// reapSettle is how long orphan reaping waits after a SIGCHLD: longer than
+// a restart takes, short enough that a zombie never lingers.
+const reapSettle = 20 * time.Millisecond
 
 // isRoot reports whether pid is the root of a Tree started with r.
 func (r *Reaper) isRoot(pid int) bool {
