@@ -181,3 +181,40 @@ func chown(t *testing.T, p string, uid int) {
 		t.Fatal(err)
 	}
 }
+
+// TestHoldActsInTheJudgedDirs: the directories a Hold opened are where
+// every action of the calls under it goes, even once a component of the
+// path is swapped for another user's link; its end lets the next sweep
+// see the swap and refuse.
+func TestHoldActsInTheJudgedDirs(t *testing.T) {
+	requireRoot(t)
+	dir := testdir.New(t)
+	state := mkdir(t, dir, "state", 0o700)
+	l := Layout{Home: mkdir(t, dir, "home", 0o700), LockDir: mkdir(t, state, "locks", 0o700)}
+	s := New(l, prober, zaptest.NewLogger(t), time.Now)
+	own := l.ScopedLock("telegram-bot-token", "own")
+	writeRecord(t, own, deadIdentity(t), l.Home)
+	done := s.Hold()
+	victimState := mkdir(t, testdir.New(t), "private", 0o700)
+	victim := mkdir(t, victimState, "locks", 0o700)
+	stale := Layout{LockDir: victim}.ScopedLock("telegram-bot-token", "a")
+	writeRecord(t, stale, deadIdentity(t), l.Home)
+	if err := os.Rename(state, state+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	symlink(t, victimState, state, otherUID)
+	if _, err := s.Sweep(context.Background(), false); err != nil {
+		t.Logf("sweep under the hold: %v", err)
+	}
+	if _, err := os.Lstat(stale); err != nil {
+		t.Fatalf("a sweep under the hold removed %s through the swapped component: %v", stale, err)
+	}
+	done()
+	_, err := s.Sweep(context.Background(), false)
+	if !errors.Is(err, safefs.ErrUnsafeDir) {
+		t.Errorf("sweep after the hold: error = %v, want one wrapping ErrUnsafeDir", err)
+	}
+	if _, err := os.Lstat(stale); err != nil {
+		t.Fatalf("the sweep after the hold removed %s: %v", stale, err)
+	}
+}

@@ -78,6 +78,8 @@ type Store struct {
 	// large serializes reads of files over MaxRecordSize, so that many
 	// huge files in a lock dir cost one maxReadable buffer at a time.
 	large  sync.Mutex
+	heldMu sync.Mutex
+	held   *sweepDirs // see Hold
 	layout Layout
 	prober *procstate.Prober
 	log    *zap.Logger

@@ -63,20 +63,32 @@ func (s *Store) judgeLeftover(path string) (judged, bool) {
 // stays the one that was judged.
 type sweepDirs struct {
 	home, lock *os.Root
+	// borrowed marks a directory Hold opened: its end closes it, not close.
+	borrowed [2]bool
 }
 
 // openDirs opens the home and the lock dir as safefs.OpenDir does,
 // following no link another user owns and passing through no directory
 // another user may write: a root sweep would otherwise remove files in a
 // directory of that user's choice. One that does not exist holds nothing
-// to act on and stays nil.
+// to act on and stays nil. While a Hold lasts, the directories it opened
+// are lent instead; one it found missing is looked for again.
 func (s *Store) openDirs() (sweepDirs, error) {
 	var d sweepDirs
+	s.heldMu.Lock()
+	if h := s.held; h != nil {
+		d.home, d.borrowed[0] = h.home, h.home != nil
+		d.lock, d.borrowed[1] = h.lock, h.lock != nil
+	}
+	s.heldMu.Unlock()
 	var errs []error
 	for _, o := range []struct {
 		dir  string
 		root **os.Root
 	}{{s.layout.Home, &d.home}, {s.layout.LockDir, &d.lock}} {
+		if *o.root != nil {
+			continue
+		}
 		r, _, err := safefs.OpenDir(o.dir, false)
 		switch {
 		case err == nil:
@@ -89,9 +101,31 @@ func (s *Store) openDirs() (sweepDirs, error) {
 }
 
 func (d sweepDirs) close() {
-	for _, r := range []*os.Root{d.home, d.lock} {
-		if r != nil {
+	for i, r := range []*os.Root{d.home, d.lock} {
+		if r != nil && !d.borrowed[i] {
 			r.Close()
+		}
+	}
+}
+
+// Hold opens the home and the lock dir once for the Release and Sweep
+// calls that follow, until done closes them. A restart releases the dead
+// gateway's files, sweeps, and starts the next within a millisecond, and
+// each step would otherwise walk both paths from / again, judging every
+// component; every action still goes through an opened directory and
+// re-checks its file first.
+func (s *Store) Hold() (done func()) {
+	d, _ := s.openDirs() // what failed is failed again, and said, by each call
+	s.heldMu.Lock()
+	s.held = &d
+	s.heldMu.Unlock()
+	return func() {
+		s.heldMu.Lock()
+		h := s.held
+		s.held = nil
+		s.heldMu.Unlock()
+		if h == &d {
+			d.close()
 		}
 	}
 }

@@ -234,6 +234,9 @@ func (s *Supervisor) exited(e Exit) {
 		return
 	}
 	if o, ok := run.(*orphan); !ok || !o.isAbandoned() {
+		// One opening of the home and lock dir serves the release and,
+		// when the policy restarts at once, the sweep before the start.
+		defer s.store.Hold()()
 		s.release(s.loop, child, gw)
 		s.timing.mark("release", time.Now())
 	}
