@@ -29,6 +29,7 @@ all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/hermes-supervisor
+	$(GO) build -o $(dir $(BIN))hermes-demo-gateway ./cmd/hermes-demo-gateway
 
 # The supervisor in the foreground on the built-in demo gateway, in a private
 # home under .demo/ so that a real ~/.hermes is never touched. Ctrl-C stops it.

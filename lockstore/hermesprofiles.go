@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // DefaultProfile names the root home's own profile: `-p default` is the
@@ -31,7 +32,7 @@ const (
 
 // profileID is _PROFILE_ID_RE. Python's re.match with `$` would also take
 // a name ending in one newline; \z here does not: stricter, never looser.
-var profileID = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}\z`)
+var profileID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}\z`) })
 
 // reservedProfiles are _RESERVED_NAMES: validate_profile_name refuses
 // them, so `hermes -p test` fails even where profiles/test exists.
@@ -52,12 +53,12 @@ func ValidateProfileName(name string) error {
 		return nil
 	case name == "":
 		return fmt.Errorf("%w: it is empty", ErrProfileName)
-	case profileID.MatchString(name) && reservedProfiles[name]:
+	case profileID().MatchString(name) && reservedProfiles[name]:
 		return fmt.Errorf("%w: %q is reserved by Hermes (hermes, test, tmp, root, sudo)", ErrProfileName, name)
-	case profileID.MatchString(name):
+	case profileID().MatchString(name):
 		return nil
 	}
-	if canon := strings.ToLower(strings.TrimSpace(name)); canon != name && (canon == DefaultProfile || profileID.MatchString(canon)) {
+	if canon := strings.ToLower(strings.TrimSpace(name)); canon != name && (canon == DefaultProfile || profileID().MatchString(canon)) {
 		return fmt.Errorf("%w: write it as Hermes stores it, %q", ErrProfileName, canon)
 	}
 	return fmt.Errorf("%w: use 1 to 64 lowercase letters, digits, - and _, starting with a letter or digit", ErrProfileName)

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -26,7 +27,9 @@ func baseNames(paths ...string) []string {
 
 // tempSuffix matches the random part of a temp name: os.CreateTemp's
 // decimal number, or Python mkstemp's letters, digits and underscores.
-var tempSuffix = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+// It and the other patterns of this package are compiled at first use:
+// compiled at init, they were a third of the demo gateway's start-up.
+var tempSuffix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_]+$`) })
 
 // isHermesTemp reports whether n is a temp of Hermes' utils.atomic_json_write
 // for base: mkstemp(prefix=".<stem>_", suffix=".tmp"), where stem is base
@@ -46,7 +49,7 @@ func isTemp(n, prefix string) bool {
 		return false
 	}
 	mid, ok = strings.CutPrefix(mid, prefix)
-	return ok && tempSuffix.MatchString(mid)
+	return ok && tempSuffix().MatchString(mid)
 }
 
 // isHomeLeftover reports whether n, a name in the home, is one of the
@@ -80,20 +83,22 @@ func (l Layout) isHomeLeftover(n string) bool {
 // (see Layout.ScopedLock): the lock renamed to .stale by Hermes' or our
 // sweep, Hermes' atomic_json_write temp .<scope>-<hex>_<random>.tmp, and
 // our writeAtomic temp .<scope>-<hex>.lock.<random>.tmp.
-var lockDirLeftover = regexp.MustCompile(
-	`^(?:[A-Za-z0-9_.-]+-[0-9a-f]{16}\.lock\.stale|\.[A-Za-z0-9_.-]+-[0-9a-f]{16}(?:_|\.lock\.)[A-Za-z0-9_]+\.tmp)$`)
+var lockDirLeftover = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(
+		`^(?:[A-Za-z0-9_.-]+-[0-9a-f]{16}\.lock\.stale|\.[A-Za-z0-9_.-]+-[0-9a-f]{16}(?:_|\.lock\.)[A-Za-z0-9_]+\.tmp)$`)
+})
 
 // tokenLock is the name acquire_scoped_lock gives a scoped lock:
 // <scope>-<first 16 hex digits of sha256(identity)>.lock. Nothing else in
 // the lock dir is judged as one: it also holds Hermes' host-gateway.lock
 // (a bare flock file), host-serve.* and .token files, and, shared, other
 // programs' locks.
-var tokenLock = regexp.MustCompile(`^[A-Za-z0-9_.-]+-[0-9a-f]{16}\.lock$`)
+var tokenLock = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]+-[0-9a-f]{16}\.lock$`) })
 
 // isTokenLock reports whether n, a name in the lock dir, has the shape of
 // a scoped lock.
-func isTokenLock(n string) bool { return tokenLock.MatchString(n) }
+func isTokenLock(n string) bool { return tokenLock().MatchString(n) }
 
 // isLockDirLeftover reports whether n, a name in the lock dir, is one of
 // the leftovers a sweep may delete.
-func isLockDirLeftover(n string) bool { return lockDirLeftover.MatchString(n) }
+func isLockDirLeftover(n string) bool { return lockDirLeftover().MatchString(n) }

@@ -368,5 +368,28 @@ func demoCommand() ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("find own executable for the demo gateway: %w", err)
 	}
-	return []string{exe, demogateway.Command}, nil
+	return demoCommandBeside(exe), nil
+}
+
+// demoGatewayProgram is the demo gateway's own executable, built and
+// installed beside ours (cmd/hermes-demo-gateway).
+const demoGatewayProgram = "hermes-demo-gateway"
+
+// demoCommandBeside is the demo gateway's command for the supervisor at
+// exe: the small program beside it when that is a regular executable file
+// of ours or root's (it starts in a third of our own start-up), else our
+// own demo-gateway subcommand, which is the same code.
+func demoCommandBeside(exe string) []string {
+	p := filepath.Join(filepath.Dir(exe), demoGatewayProgram+filepath.Ext(exe))
+	if runnableBeside(p) {
+		return []string{p}
+	}
+	return []string{exe, demogateway.Command}
+}
+
+// runnableBeside reports whether p is a program the OS would run, by its
+// own rules (exec bits; on Windows, a PATHEXT extension).
+func runnableBeside(p string) bool {
+	_, err := exec.LookPath(p)
+	return err == nil
 }

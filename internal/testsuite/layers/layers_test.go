@@ -31,6 +31,7 @@ var rank = map[string]int{
 	"internal/demogateway":           4,
 	"supervisor":                     4,
 	"cmd/hermes-supervisor":          5,
+	"cmd/hermes-demo-gateway":        5,
 	"internal/testsuite/e2e":         6,
 	"internal/tools/bench":           6,
 	"internal/tools/bench/child":     0,
