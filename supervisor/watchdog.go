@@ -62,14 +62,14 @@ type watchdog struct {
 	setting   time.Duration // Config.Watchdog
 	hangAfter time.Duration // Config.HangAfter
 	warned    string        // the last config warning, not repeated
-	// spareAlarm and spareDir are the next start's alarm and the private
-	// directory of its notify socket, made while a gateway runs (see
-	// prepare), so that a restart does not wait for them. The socket
-	// itself is not made ahead: one open before its gateway exists would
-	// queue datagrams from senders that no gateway's tree holds yet, to
-	// be read once one does (a reused pid could then be believed).
+	// spareAlarm and spareSock are the next start's alarm and notify
+	// socket, made while a gateway runs (see prepare), so that a restart
+	// does not wait for them: binding a socket is a file-system create,
+	// slow on a busy disk. The socket is emptied just before the start
+	// (see takeSpare): a datagram queued before its gateway existed could
+	// come from a sender whose pid the gateway's tree later reuses.
 	spareAlarm *alarm.Alarm
-	spareDir   *sdnotify.Dir
+	spareSock  *sdnotify.Listener
 	retired    []retiredWatch // closed watches' sockets and alarms, to close
 	watch
 }
@@ -164,19 +164,27 @@ func (w *watchdog) open() []string {
 }
 
 // takeSpare returns a fresh socket in a fresh 0700 directory, whose path
-// no earlier gateway was told, and the alarm prepare made (or a new one).
+// no earlier gateway was told, emptied of anything sent to it before now,
+// and the alarm prepare made (or a new one).
 func (w *watchdog) takeSpare() (*sdnotify.Listener, *alarm.Alarm, error) {
-	d := w.spareDir
-	w.spareDir = nil
-	if d == nil {
-		var err error
-		if d, err = sdnotify.MakeDir(""); err != nil {
-			return nil, nil, err
+	l := w.spareSock
+	w.spareSock = nil
+	if l != nil {
+		n, err := l.Discard()
+		if n > 0 {
+			w.log.Warn("dropped datagrams sent to the next gateway's notify socket before it was started",
+				zap.Int("dropped", n), zap.String("socket", l.Addr()))
+		}
+		if err != nil {
+			_ = l.Close()
+			l = nil
 		}
 	}
-	l, err := d.Listen()
-	if err != nil {
-		return nil, nil, err
+	if l == nil {
+		var err error
+		if l, err = sdnotify.Listen(""); err != nil {
+			return nil, nil, err
+		}
 	}
 	if a := w.spareAlarm; a != nil {
 		w.spareAlarm = nil
@@ -190,7 +198,7 @@ func (w *watchdog) takeSpare() (*sdnotify.Listener, *alarm.Alarm, error) {
 	return l, a, nil
 }
 
-// prepare makes the next start's alarm and socket directory now, while a
+// prepare makes the next start's alarm and notify socket now, while a
 // gateway runs, off the restart's path. A failure is left for open to
 // meet and log.
 func (w *watchdog) prepare() {
@@ -199,9 +207,9 @@ func (w *watchdog) prepare() {
 			w.spareAlarm = a
 		}
 	}
-	if w.spareDir == nil {
-		if d, err := sdnotify.MakeDir(""); err == nil {
-			w.spareDir = d
+	if w.spareSock == nil {
+		if l, err := sdnotify.Listen(""); err == nil {
+			w.spareSock = l
 		}
 	}
 }
@@ -210,9 +218,9 @@ func (w *watchdog) prepare() {
 // supervisor is done.
 func (w *watchdog) dropSpare() {
 	w.dropRetired()
-	if w.spareDir != nil {
-		_ = w.spareDir.Close()
-		w.spareDir = nil
+	if w.spareSock != nil {
+		_ = w.spareSock.Close()
+		w.spareSock = nil
 	}
 	if w.spareAlarm != nil {
 		_ = w.spareAlarm.Close()

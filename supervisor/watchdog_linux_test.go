@@ -4,9 +4,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/zap/zaptest"
 )
 
 // A process outside the gateway's tree cannot speak for it: the kernel's
@@ -51,5 +54,34 @@ s.send(b"READY=1\nSTATUS=forged")`, addr)
 	r := h.sup.Do(t.Context(), "status")
 	if r.Status.State != Starting || r.Status.Child.Ready {
 		t.Fatalf("after a forged READY=1: %+v", r.Status)
+	}
+}
+
+// The next start's notify socket is made while a gateway runs, so anyone
+// of our user could queue a datagram on it before the start; what they
+// sent is dropped at the start, never read as the new gateway's.
+func TestSpareNotifySocketStartsEmpty(t *testing.T) {
+	w := &watchdog{log: zaptest.NewLogger(t), clock: SystemClock{}}
+	w.prepare()
+	defer w.dropSpare()
+	if w.spareSock == nil {
+		t.Fatal("prepare made no notify socket")
+	}
+	spare := w.spareSock.Addr()
+	send := exec.Command("python3", "-c", `import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.connect(sys.argv[1])
+s.send(b"WATCHDOG=trigger")
+s.send(b"READY=1")`, spare)
+	if out, err := send.CombinedOutput(); err != nil {
+		t.Fatalf("send: %v: %s", err, out)
+	}
+	env := w.open()
+	defer w.close(nil)
+	if !slices.Contains(env, "NOTIFY_SOCKET="+spare) {
+		t.Fatalf("the start's environment %q does not name the spare socket %s", env, spare)
+	}
+	if n, err := w.sock.Discard(); err != nil || n != 0 {
+		t.Fatalf("the started gateway's socket held %d datagrams (%v) sent before its start", n, err)
 	}
 }

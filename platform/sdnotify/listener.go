@@ -1,9 +1,7 @@
 package sdnotify
 
 import (
-	"fmt"
 	"net"
-	"os"
 )
 
 // Listener receives the sd_notify datagrams of one gateway: the
@@ -54,45 +52,12 @@ func (l *Listener) Close() error {
 // the kernel reports as 0. On Windows, where Go cannot receive AF_UNIX
 // datagrams and Hermes sends none, it returns errors.ErrUnsupported and
 // readiness comes from gateway_state.json.
-func Listen(dir string) (*Listener, error) {
-	d, err := MakeDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	return d.Listen()
-}
+func Listen(dir string) (*Listener, error) { return listen(dir) }
 
-// Dir is the fresh private directory of one start's notify socket, made
-// ahead of that start: making a directory in a crowded /tmp is the slow
-// part of Listen, and an empty directory of ours receives nothing, so it
-// can wait while the gateway before runs. Only the socket must not exist
-// before its gateway does (see Dir.Listen).
-type Dir struct {
-	notifyDir
-	addr  string
-	taken bool
-}
-
-// MakeDir makes the directory for a later Dir.Listen, as Listen would
-// (dir is tried first); Close removes it if it is never listened in.
-func MakeDir(dir string) (*Dir, error) { return makeDir(dir) }
-
-// Listen opens the socket in d; from then on d belongs to the Listener,
-// whose Close removes both. A socket bound only now has queued nothing
-// from before its gateway was started.
-func (d *Dir) Listen() (*Listener, error) {
-	if d.taken {
-		return nil, fmt.Errorf("notify socket %s: %w", d.addr, os.ErrClosed)
-	}
-	d.taken = true
-	return d.listen()
-}
-
-// Close removes the directory, unless a Listener took it.
-func (d *Dir) Close() error {
-	if !d.taken {
-		d.taken = true
-		d.notifyDir.remove(d.addr)
-	}
-	return nil
-}
+// Discard drops every datagram queued on l so far, without blocking, and
+// returns how many it dropped. A listener made ahead of its gateway's
+// start (binding a socket is a file-system create, slow on a busy disk)
+// is emptied this way just before the gateway is started: nothing sent
+// before the gateway existed can be the gateway's, and from then on l is
+// as good as one bound at that moment.
+func (l *Listener) Discard() (int, error) { return l.discard() }

@@ -15,8 +15,8 @@ import (
 // which a PID namespace does not hide; a directory stops other users but
 // not root, nor our own user in another PID namespace, whose pid the
 // kernel reports as 0 and who is then rejected by the credential check.
-func (d *Dir) listen() (*Listener, error) {
-	l, err := d.bind()
+func listen(dir string) (*Listener, error) {
+	l, err := listenIn(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -6,9 +6,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// listen opens the socket (see Dir): only the supervisor's user can
+// listen opens the socket (see listenIn): only the supervisor's user can
 // reach it, since the OS does not report who sent a datagram.
-func (d *Dir) listen() (*Listener, error) { return d.bind() }
+func listen(dir string) (*Listener, error) { return listenIn(dir) }
 
 func (l *Listener) receive(buf []byte) (Datagram, error) {
 	n, _, flags, _, err := l.conn.ReadMsgUnix(buf, nil)

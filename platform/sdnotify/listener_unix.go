@@ -88,24 +88,52 @@ func tryNotifyDir(parent string) (d, path string, lock *os.File, err error) {
 	return d, filepath.Join(d, "n"), lock, nil
 }
 
-func makeDir(dir string) (*Dir, error) {
+// listenIn opens a datagram socket in a fresh 0700 directory (see
+// makeNotifyDir; dir is tried first).
+func listenIn(dir string) (*Listener, error) {
 	d, path, lock, err := makeNotifyDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open notify socket: %w", err)
 	}
-	return &Dir{notifyDir: notifyDir{dir: d, lock: lock}, addr: path}, nil
-}
-
-// bind opens the datagram socket in d; a failure removes d.
-func (d *Dir) bind() (*Listener, error) {
-	l := &Listener{addr: d.addr, notifyDir: d.notifyDir}
-	var err error
-	l.conn, err = net.ListenUnixgram("unixgram", &net.UnixAddr{Name: d.addr, Net: "unixgram"})
+	l := &Listener{addr: path, notifyDir: notifyDir{dir: d, lock: lock}}
+	l.conn, err = net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
 	if err != nil {
 		l.notifyDir.remove(l.addr)
 		return nil, fmt.Errorf("open notify socket: %w", err)
 	}
 	return l, nil
+}
+
+func (l *Listener) discard() (int, error) {
+	raw, err := l.conn.SyscallConn()
+	if err != nil {
+		return 0, fmt.Errorf("empty the notify socket: %w", err)
+	}
+	n := 0
+	var rerr error
+	buf := make([]byte, 1)
+	err = raw.Control(func(fd uintptr) {
+		for {
+			_, _, err := unix.Recvfrom(int(fd), buf, unix.MSG_DONTWAIT)
+			switch {
+			case err == nil:
+				n++
+				continue
+			case errors.Is(err, unix.EINTR):
+				continue
+			case !errors.Is(err, unix.EAGAIN):
+				rerr = err
+			}
+			return
+		}
+	})
+	if err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return n, fmt.Errorf("empty the notify socket: %w", err)
+	}
+	return n, nil
 }
 
 // remove removes the socket at addr and its directory, not recursively:

@@ -90,54 +90,47 @@ func TestListenNotifyPlacesItsSocketSafely(t *testing.T) {
 	}
 }
 
-// A directory made ahead holds no socket until Listen: nothing can queue a
-// datagram for a gateway that does not exist yet. Listen takes it once,
-// and whoever ends up owning it removes it.
-func TestMakeDirHoldsNoSocketUntilListen(t *testing.T) {
+// A listener made ahead of its gateway holds whatever anyone sent it
+// before the start; Discard, run just before the start, leaves none of it
+// to be read as the gateway's, and what comes after is received.
+func TestDiscardDropsWhatCameBeforeTheStart(t *testing.T) {
 	base, err := os.MkdirTemp("/tmp", "n")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(base) })
-
-	unused, err := MakeDir(base)
+	l, err := Listen(base)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Dir(unused.addr)
-	if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o700 {
-		t.Fatalf("made ahead: %v, %v; want a 0700 directory", st, err)
+	defer l.Close()
+	send := func(msg string) {
+		t.Helper()
+		c, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: l.Addr(), Net: "unixgram"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Write([]byte(msg)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	c, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: unused.addr, Net: "unixgram"})
-	if err == nil {
-		c.Close()
-		t.Fatalf("a datagram socket answered at %s before Listen", unused.addr)
+	for range 3 {
+		send("WATCHDOG=trigger")
 	}
-	unused.Close()
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Fatalf("Close of an unused dir left %s: %v", dir, err)
+	if n, err := l.Discard(); err != nil || n != 3 {
+		t.Fatalf("Discard = %d, %v; want the 3 datagrams sent before the start", n, err)
 	}
-	if _, err := unused.Listen(); err == nil {
-		t.Fatal("Listen after Close worked")
+	if n, err := l.Discard(); err != nil || n != 0 {
+		t.Fatalf("a second Discard = %d, %v; want 0", n, err)
 	}
-
-	d, err := MakeDir(base)
+	send("READY=1")
+	buf := make([]byte, 64)
+	d, err := l.Receive(buf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := d.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.Listen(); err == nil {
-		t.Fatal("a second Listen in one directory worked")
-	}
-	d.Close() // the Listener owns it now: this must not remove its socket
-	if _, err := os.Stat(l.Addr()); err != nil {
-		t.Fatalf("the Dir's Close removed its Listener's socket: %v", err)
-	}
-	l.Close()
-	if _, err := os.Stat(filepath.Dir(l.Addr())); !os.IsNotExist(err) {
-		t.Fatalf("the Listener's Close left its directory: %v", err)
+	if got := string(buf[:d.N]); got != "READY=1" {
+		t.Fatalf("received %q after Discard, want READY=1", got)
 	}
 }
