@@ -91,7 +91,7 @@ func (s *Supervisor) start(ctx context.Context) {
 	// of the machine leaves names another boot, and proves nothing. The
 	// transition to starting writes the file again.
 	s.startFails, s.startupError = 0, ""
-	if !s.hashDurable || s.namesChild {
+	if !s.hashDurable || s.recordedPID != 0 {
 		if _, err := s.persistSynced(!s.hashDurable); err != nil {
 			s.startupFailed(fmt.Errorf("%w: %w", errUnusableDir, err))
 			return

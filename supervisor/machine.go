@@ -190,7 +190,11 @@ func (s *Supervisor) fire(t trigger, reason string) {
 // completes the pending requests; entering Failed fails them.
 func (s *Supervisor) transition(to State, reason string) {
 	from := s.state
-	if from == to && s.reason == reason {
+	if from == to && s.reason == reason && s.recordedPID == s.childPID() {
+		// Nothing changed. A gateway restarted before it was ever ready
+		// is Starting→Starting with the same reason, and is not this: the
+		// state file must name the new gateway before a successor can
+		// prove it ours.
 		return
 	}
 	s.state, s.reason = to, reason

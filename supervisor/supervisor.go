@@ -35,9 +35,11 @@ type Supervisor struct {
 	hashed    string // the nonce's hash, kept in the state file
 	// hashDurable: a write of the state file, with hashed, is on disk.
 	hashDurable bool
-	// namesChild: the state file last written names a gateway.
-	namesChild bool
-	prev       proof // what the predecessor's state file proves; set by begin
+	// recordedPID is the gateway the state file last written names, 0
+	// for none: a restart before the gateway was ever ready stays in
+	// Starting, and must still record the new gateway (see transition).
+	recordedPID int
+	prev        proof // what the predecessor's state file proves; set by begin
 
 	// Owned by the Run goroutine. The state machine (machine.go):
 	state    State
@@ -172,7 +174,10 @@ func (s *Supervisor) persistSynced(sync bool) (*Status, error) {
 	err := writeStatusFile(s.cfg.Layout.SupervisorState(), snap, sync)
 	if err == nil {
 		s.hashDurable = s.hashDurable || sync
-		s.namesChild = snap.Child != nil
+		s.recordedPID = 0
+		if snap.Child != nil {
+			s.recordedPID = snap.Child.PID
+		}
 	}
 	if err != nil {
 		s.log.Warn("could not write the supervisor state file", zap.Error(err))
@@ -240,4 +245,12 @@ func (s *Supervisor) publish() {
 	if s.cfg.OnTransition != nil {
 		s.cfg.OnTransition(snap)
 	}
+}
+
+// childPID is the pid of the gateway we started, 0 when none runs.
+func (s *Supervisor) childPID() int {
+	if s.child == nil {
+		return 0
+	}
+	return s.child.PID
 }

@@ -268,3 +268,25 @@ func TestStopExtensionIsCapped(t *testing.T) {
 		})
 	}
 }
+
+// A gateway killed before it was ever ready is restarted at once into the
+// same state, Starting: the state file must still come to name the new
+// gateway, or a successor supervisor could not prove it ours.
+func TestRestartBeforeReadyIsRecorded(t *testing.T) {
+	h := startHarnessWith(t, both(hermesChild(t, "silent", "600"), func(c *Config) { c.ReadyTimeout = time.Hour }))
+	first := h.waitState(Starting)
+	h.clock.advance(2 * DefaultPolicy().ResetAfter) // a healthy run: the restart is at once
+	if err := syscall.Kill(first.Child.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	next := h.waitFor("the next gateway recorded", func(s *Status) bool {
+		return s.State == Starting && s.Child != nil && s.Child.PID != first.Child.PID
+	})
+	st, err := ReadStatusFile(h.layout.SupervisorState())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Child == nil || st.Child.PID != next.Child.PID || st.Child.StartTime == nil {
+		t.Fatalf("state file names %+v, want the new gateway %d with its start time", st.Child, next.Child.PID)
+	}
+}
