@@ -84,15 +84,13 @@ func (s *Supervisor) start(ctx context.Context) {
 	// failure: the gateway would be unprovable, and could not start well.
 	// The nonce is one per supervisor and every write of the file holds
 	// its hash, replacing the file whole (or not at all), so once one write
-	// is durable the hash stays there: a restart does not wait for
-	// another fsync. The file must still stop naming the gateway that
-	// exited before the next one runs (a successor killed-in-between
-	// judges by it), and that write needs no fsync: a state file a crash
-	// of the machine leaves names another boot, and proves nothing. The
-	// transition to starting writes the file again.
+	// is durable the hash stays there: a restart writes nothing before the
+	// fork. The file may then still name the gateway that exited until the
+	// transition to starting records the new one; a successor killed in
+	// between finds that one gone, and the new one by its nonce (begin).
 	s.startFails, s.startupError = 0, ""
-	if !s.hashDurable || s.recordedPID != 0 {
-		if _, err := s.persistSynced(!s.hashDurable); err != nil {
+	if !s.hashDurable {
+		if _, err := s.persistSynced(true); err != nil {
 			s.startupFailed(fmt.Errorf("%w: %w", errUnusableDir, err))
 			return
 		}

@@ -71,7 +71,10 @@ func (s *Supervisor) begin(ctx context.Context) {
 		}
 		s.killProven(ctx, c, true, "a second gateway a previous supervisor of this home left running")
 	}
-	if prev != nil && prev.Child == nil {
+	// A gateway started but never recorded: the file names none, or one
+	// that is gone (a restart does not rewrite the file before the fork,
+	// only after it; see start).
+	if prev != nil && (prev.Child == nil || reclaimed != prev.Child.PID) {
 		s.zombieGatewayGroups(ctx, carriers, groups)
 	}
 	for _, c := range carriers {
