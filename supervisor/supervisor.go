@@ -165,10 +165,17 @@ func (s *Supervisor) Do(ctx context.Context, verb string) Response {
 }
 
 // persist writes the state file, for shells that cannot reach the endpoint
-// and for the successor that must prove our gateway ours.
-func (s *Supervisor) persist() (*Status, error) { return s.persistSynced(true) }
+// and for the successor that must prove our gateway ours. It does not
+// fsync: a successor believes only a file of its own boot, so what a
+// crash of the machine leaves (written or not, whole or torn) proves
+// nothing either way, and a crash of the supervisor alone loses nothing
+// the page cache holds. A transition to starting is on every restart's
+// path, where two fsyncs cost milliseconds and stalled the file-system
+// journal the new gateway was writing its own files through.
+func (s *Supervisor) persist() (*Status, error) { return s.persistSynced(false) }
 
-// persistSynced is persist, with or without the fsyncs (see start).
+// persistSynced is persist, with or without the fsyncs: only the first
+// write of the nonce's hash is synced (see start).
 func (s *Supervisor) persistSynced(sync bool) (*Status, error) {
 	snap := s.snapshot()
 	err := writeStatusFile(s.cfg.Layout.SupervisorState(), snap, sync)
