@@ -137,8 +137,6 @@ func (s *Supervisor) start(ctx context.Context) {
 	}
 	s.hadChild = true
 	s.fire(onStarted, "gateway started, waiting for it to be ready")
-	s.wd.prepare()
-	s.wd.dropRetired()
 	if tm != nil {
 		tm.mark("after_spawn", time.Now())
 		tm.done(s.log, time.Since(s.lastExit.seen))
@@ -180,6 +178,7 @@ func (s *Supervisor) checkReady() {
 	if s.child == nil || s.state != Starting {
 		return
 	}
+	s.housekeep()
 	// Under a launcher (pip's or uv's hermes.exe) the gateway is a child of
 	// our child: readiness is judged for the process gateway.pid names once
 	// it is proven to be in our tree.
@@ -218,8 +217,8 @@ func (s *Supervisor) exited(e Exit) {
 	s.lastExit = &e
 	s.log.Info("gateway exited", zap.Int("pid", child.PID), zap.Stringer("exit", e),
 		zap.Duration("uptime", e.Uptime))
-	// Unless a new gateway started at once (start closes them), what the
-	// ended watch left is closed now.
+	// Unless a new gateway started at once (its housekeep closes them),
+	// what the ended watch left is closed now.
 	defer func() {
 		if s.run == nil {
 			s.wd.dropRetired()
@@ -325,10 +324,22 @@ func (s *Supervisor) stopTimer(t *Timer) {
 	}
 }
 
+// housekeep makes the next start's notify socket and alarm, and closes
+// what the last watch left, once the new gateway has had its first
+// milliseconds: the socket's directory and its removal are file-system
+// work that, done at the fork, competed with the gateway's own start for
+// the disk's journal and the second core. The first readiness poll (5 ms
+// after the start) or readiness itself, whichever is first, runs it.
+func (s *Supervisor) housekeep() {
+	s.wd.prepare()
+	s.wd.dropRetired()
+}
+
 // markReady moves a starting gateway to running; by says how readiness
 // was judged, empty when it was not.
 func (s *Supervisor) markReady(by string) {
 	s.stopTimer(&s.timers.ready)
+	s.housekeep()
 	s.handovers = 0
 	s.child.Ready, s.child.ReadyBy = by != "", by
 	reason := "gateway is ready: " + by
