@@ -136,7 +136,9 @@ func (s *Supervisor) start(ctx context.Context) {
 		s.restarts++
 	}
 	s.hadChild = true
+	s.starting = true
 	s.fire(onStarted, "gateway started, waiting for it to be ready")
+	s.starting = false
 	if tm != nil {
 		tm.mark("after_spawn", time.Now())
 		tm.done(s.log, time.Since(s.lastExit.seen))
@@ -324,13 +326,20 @@ func (s *Supervisor) stopTimer(t *Timer) {
 	}
 }
 
-// housekeep makes the next start's notify socket and alarm, and closes
-// what the last watch left, once the new gateway has had its first
-// milliseconds: the socket's directory and its removal are file-system
-// work that, done at the fork, competed with the gateway's own start for
-// the disk's journal and the second core. The first readiness poll (5 ms
-// after the start) or readiness itself, whichever is first, runs it.
+// housekeep writes the state file naming the new gateway, makes the next
+// start's notify socket and alarm, and closes what the last watch left,
+// once the new gateway has had its first milliseconds: all of it is
+// file-system work that, done at the fork, competed with the gateway's own
+// start for the disk's journal and the second core. The first readiness
+// poll (5 ms after the start) or readiness itself, whichever is first,
+// runs it; any other transition before then writes the file itself. A
+// supervisor killed in those 5 ms leaves a gateway its state file does
+// not name, which its successor finds by its nonce (begin).
 func (s *Supervisor) housekeep() {
+	if s.persistDue {
+		_, _ = s.persist()
+		s.persistDue = false
+	}
 	s.wd.prepare()
 	s.wd.dropRetired()
 }

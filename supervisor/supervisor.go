@@ -39,6 +39,9 @@ type Supervisor struct {
 	// for none: a restart before the gateway was ever ready stays in
 	// Starting, and must still record the new gateway (see transition).
 	recordedPID int
+	// starting is set while start moves to Starting; persistDue is a
+	// state file write it left for housekeep (see publish).
+	starting, persistDue bool
 	prev        proof // what the predecessor's state file proves; set by begin
 
 	// Owned by the Run goroutine. The state machine (machine.go):
@@ -248,7 +251,15 @@ func (s *Supervisor) notify(state string) {
 // gateway's STATUS=, the watchdog arming), so that `status` and our own
 // service manager see it.
 func (s *Supervisor) publish() {
-	snap, _ := s.persist()
+	var snap *Status
+	if s.starting {
+		// The transition of a start: the file is written at the start's
+		// housekeep, not while the new gateway is being started.
+		snap, s.persistDue = s.snapshot(), true
+	} else {
+		snap, _ = s.persist()
+		s.persistDue = false
+	}
 	if s.cfg.OnTransition != nil {
 		s.cfg.OnTransition(snap)
 	}

@@ -282,9 +282,17 @@ func TestRestartBeforeReadyIsRecorded(t *testing.T) {
 	next := h.waitFor("the next gateway recorded", func(s *Status) bool {
 		return s.State == Starting && s.Child != nil && s.Child.PID != first.Child.PID
 	})
-	st, err := ReadStatusFile(h.layout.SupervisorState())
-	if err != nil {
-		t.Fatal(err)
+	// The file is written at the start's housekeep, a few milliseconds
+	// later, in the supervisor's goroutine: polled, with a deadline.
+	var st *Status
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		var err error
+		if st, err = ReadStatusFile(h.layout.SupervisorState()); err != nil {
+			t.Fatal(err)
+		}
+		if st.Child != nil && st.Child.PID == next.Child.PID || time.Now().After(deadline) {
+			break
+		}
 	}
 	if st.Child == nil || st.Child.PID != next.Child.PID || st.Child.StartTime == nil {
 		t.Fatalf("state file names %+v, want the new gateway %d with its start time", st.Child, next.Child.PID)
