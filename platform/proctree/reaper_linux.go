@@ -34,7 +34,7 @@ func newReaper() (*Reaper, error) {
 // it.
 func (r *Reaper) reap() []Reaped {
 	var procs []procEntry
-	if pids, ok := childrenOf(os.Getpid()); ok {
+	if pids, ok := orphansOfOurs(); ok {
 		buf := make([]byte, statMax)
 		for _, pid := range pids {
 			if e, err := readProcInto(pid, buf); err == nil {
@@ -61,6 +61,30 @@ func (r *Reaper) reap() []Reaped {
 		out = append(out, Reaped{PID: e.pid, Name: e.name, How: how(ws)})
 	}
 	return out
+}
+
+// orphansOfOurs lists the children on our main thread's children list,
+// where the kernel puts every orphan re-parented to us: it hands an orphan
+// to the first live thread of the subreaper's thread group, which is the
+// group leader while the process runs (find_new_reaper, find_alive_thread),
+// and Go never ends its main thread. A child we forked ourselves is listed
+// under the thread that forked it, which may be any; those are Trees'
+// roots, which their Trees know. One file, where listing every thread's
+// took a directory read and a file per thread on every restart. ok is
+// false where the kernel has no children files.
+func orphansOfOurs() ([]int, bool) {
+	pid := strconv.Itoa(os.Getpid())
+	b, err := readSmall("/proc/"+pid+"/task/"+pid+"/children", make([]byte, 4096))
+	if err != nil {
+		return nil, false
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		if c, err := strconv.Atoi(f); err == nil && c > 0 {
+			out = append(out, c)
+		}
+	}
+	return out, true
 }
 
 // childrenOf lists the children of process pid from each of its threads'

@@ -19,7 +19,7 @@ func (t *Tree) linked() ([]procEntry, bool) {
 		return nil, false
 	}
 	self, root := os.Getpid(), t.cmd.Process.Pid
-	ours, ok := childrenOf(self)
+	ours, ok := orphansOfOurs()
 	if !ok {
 		return nil, false
 	}
