@@ -42,7 +42,7 @@ type Supervisor struct {
 	// starting is set while start moves to Starting; persistDue is a
 	// state file write it left for housekeep (see publish).
 	starting, persistDue bool
-	prev        proof // what the predecessor's state file proves; set by begin
+	prev                 proof // what the predecessor's state file proves; set by begin
 
 	// Owned by the Run goroutine. The state machine (machine.go):
 	state    State
