@@ -30,11 +30,16 @@ func WriteFileAtomicUnsynced(path string, data []byte, perm os.FileMode) error {
 // the new file keeps the old one's mode and, where the OS lets us, its
 // owner, as Hermes' atomic_json_write does. perm is for a new file.
 func ReplaceFileAtomic(path string, data []byte, perm os.FileMode) error {
+	return replaceFile(path, data, perm, true)
+}
+
+// replaceFile is ReplaceFileAtomic, with or without the fsyncs.
+func replaceFile(path string, data []byte, perm os.FileMode, sync bool) error {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return writeAtomic(path, data, perm, nil, true)
+		return writeAtomic(path, data, perm, nil, sync)
 	}
-	return writeAtomic(path, data, fi.Mode().Perm(), func(f *os.File) error { return keepOwner(f, fi) }, true)
+	return writeAtomic(path, data, fi.Mode().Perm(), func(f *os.File) error { return keepOwner(f, fi) }, sync)
 }
 
 // writeAtomic is WriteFileAtomic with prep run on the temp file before it
@@ -176,6 +181,10 @@ func ReadState(path string) (State, error) {
 
 // UpdateState read-merges gateway_state.json, as Hermes' write_runtime_status
 // does: fn changes the decoded object, which is written back atomically.
+// Unlike Hermes' atomic_json_write it does not fsync: what a power loss
+// could undo is a dead gateway's "running", which names a pid of another
+// boot then, stale by every rule; the sweep before a restart marks the
+// dead gateway stopped, and two fsyncs there cost milliseconds.
 func UpdateState(l Layout, now time.Time, fn func(m map[string]any)) error {
 	path := l.StateFile()
 	m := map[string]any{}
@@ -194,5 +203,5 @@ func UpdateState(l Layout, now time.Time, fn func(m map[string]any)) error {
 	if err != nil {
 		return err
 	}
-	return ReplaceFileAtomic(path, out, 0o644)
+	return replaceFile(path, out, 0o644, false)
 }
