@@ -17,7 +17,11 @@ import (
 
 // treeSys holds what Kill found of the tree beyond its group.
 type treeSys struct {
-	members map[int]*member
+	// rootExited is set once Wait has seen the root exit: its threads are
+	// all gone and its children re-parented, so a walk neither reads it
+	// nor looks for its children, and it is nobody's survivor.
+	rootExited bool
+	members    map[int]*member
 }
 
 const membershipProvesOwnership = false
@@ -49,7 +53,9 @@ func (t *Tree) killTree() error {
 	root := t.cmd.Process.Pid
 	// Stopped first: a stopped process cannot fork while its children
 	// are looked for.
-	_ = unix.Kill(root, unix.SIGSTOP)
+	if !t.sys.rootExited {
+		_ = unix.Kill(root, unix.SIGSTOP)
+	}
 	walkErr := t.walkTree()
 	var errs []error
 	if err := unix.Kill(root, unix.SIGKILL); err != nil && !errors.Is(err, unix.ESRCH) {
@@ -229,8 +235,10 @@ func (t *Tree) adopted() []int {
 func (t *Tree) survivors() []Unkilled {
 	var out []Unkilled
 	root := t.cmd.Process.Pid
-	if e, err := readProc(root); err == nil && !e.dead() {
-		out = append(out, Unkilled{PID: root, Name: e.name, Why: "still runs after SIGKILL (state " + string(e.state) + ")"})
+	if !t.sys.rootExited {
+		if e, err := readProc(root); err == nil && !e.dead() {
+			out = append(out, Unkilled{PID: root, Name: e.name, Why: "still runs after SIGKILL (state " + string(e.state) + ")"})
+		}
 	}
 	pids := make([]int, 0, len(t.sys.members))
 	for pid := range t.sys.members {

@@ -23,12 +23,16 @@ func (t *Tree) linked() ([]procEntry, bool) {
 	if !ok {
 		return nil, false
 	}
-	queue := []int{root}
+	var queue []int
+	if !t.sys.rootExited {
+		// An exited root has neither threads nor children left to read.
+		queue = append(queue, root)
+	}
 	for pid := range t.sys.members {
 		queue = append(queue, pid)
 	}
 	for _, pid := range ours {
-		if pid == root || !t.reaper.isRoot(pid) {
+		if !t.reaper.isRoot(pid) {
 			queue = append(queue, pid)
 		}
 	}
