@@ -12,13 +12,13 @@ import (
 // Facts store.go gathers for the rules beyond a file's bytes: the rest of
 // a large record, whether a file is held locked, and the home "~" means.
 
-// readLarge reads path again, up to maxReadable bytes: a live gateway
-// with a long command line writes records beyond MaxRecordSize. One such
-// read runs at a time.
-func (s *Store) readLarge(path string) ([]byte, safefs.FileStamp, error) {
+// readLarge reads a file again with rd, up to maxReadable bytes: a live
+// gateway with a long command line writes records beyond MaxRecordSize.
+// One such read runs at a time.
+func (s *Store) readLarge(rd func(limit int) ([]byte, safefs.FileStamp, error)) ([]byte, safefs.FileStamp, error) {
 	s.large.Lock()
 	defer s.large.Unlock()
-	return safefs.ReadRegular(path, maxReadable+1)
+	return rd(maxReadable + 1)
 }
 
 // errProbe reports a file whose lock could not be probed; it is kept.

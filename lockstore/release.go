@@ -22,32 +22,34 @@ func owns(rec Record, owner procstate.Identity) bool {
 
 // ownedFiles lists the pid file and scoped locks whose records name
 // owner, each with the stamp of the version read.
+// The lock dir is listed a batch at a time and only the matches are
+// kept: at 100 000 lock files it holds a batch of names, not all of them.
 func (s *Store) ownedFiles(owner procstate.Identity, read func(path string) ([]byte, safefs.FileStamp, error)) ([]judged, error) {
-	paths := []string{s.layout.PIDFile()}
-	names, err := s.lockDirNames()
-	for _, n := range names {
-		if strings.HasSuffix(n, ".lock") {
-			paths = append(paths, filepath.Join(s.layout.LockDir, n))
-		}
-	}
 	var out []judged
-	for i, p := range paths {
-		b, st, rerr := read(p)
-		if rerr != nil {
-			continue
+	try := func(p string, kind Kind) {
+		b, st, err := read(p)
+		if err != nil {
+			return
 		}
-		rec, perr := ParseRecord(b)
-		if perr != nil || !owns(rec, owner) {
-			continue
-		}
-		kind := KindScopedLock
-		if i == 0 {
-			kind = KindPIDFile
+		rec, err := ParseRecord(b)
+		if err != nil || !owns(rec, owner) {
+			return
 		}
 		out = append(out, judged{Entry: Entry{Path: p, Kind: kind, Record: &rec}, stamp: st})
 	}
+	try(s.layout.PIDFile(), KindPIDFile)
+	err := s.eachLockDirBatch(ownedBatch, func(names []string) {
+		for _, n := range names {
+			if strings.HasSuffix(n, ".lock") {
+				try(filepath.Join(s.layout.LockDir, n), KindScopedLock)
+			}
+		}
+	})
 	return out, err
 }
+
+// ownedBatch is how many lock-dir names ownedFiles lists at a time.
+const ownedBatch = 1024
 
 // Release removes the pid file and scoped locks naming owner after owner
 // has exited; it never touches other records. Like a sweep it reads and

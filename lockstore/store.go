@@ -3,12 +3,10 @@ package lockstore
 import (
 	"context"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -165,7 +163,14 @@ func entries(js []judged) []Entry {
 
 func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 	var out []judged
-	err := s.judgeEach(ctx, false, func(js []judged) { out = append(out, js...) })
+	home := -1
+	err := s.judgeEach(ctx, false, nil, func(js []judged) {
+		out = append(out, js...)
+		if home < 0 {
+			home = len(out)
+		}
+	})
+	sortLockDir(out[max(home, 0):], func(j judged) string { return j.Path })
 	return out, err
 }
 
@@ -174,29 +179,31 @@ func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 const judgeBatch = 2048
 
 // judgeEach judges every file, the home's first, then the lock dir's in
-// batches of judgeBatch, and hands each batch to f before judging the
-// next. The error joins every file's. With acting, the caller acts on
-// every batch: a token lock it would move is then probed for a holder
-// only just before the move (stillJudged), not also here.
-func (s *Store) judgeEach(ctx context.Context, acting bool, f func([]judged)) error {
+// batches of judgeBatch as they are listed, and hands each batch to f
+// before listing and judging the next. The error joins every file's.
+// With acting, the caller acts on every batch: a token lock it would move
+// is then probed for a holder only just before the move (removeIn), not
+// also here. ld, when not nil, is the lock dir the caller acts in: its
+// files are read through it, so that what is judged is in the directory
+// acted on.
+func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, f func([]judged)) error {
 	var errs []error
 	home, err := s.judgeHomeFiles(ctx)
 	if err != nil {
 		errs = append(errs, err)
 	}
 	f(home)
-	names, err := s.lockDirNames()
-	if err != nil {
-		errs = append(errs, err)
-	}
-	for i := 0; i < len(names); i += judgeBatch {
-		js := s.judgeLockFiles(ctx, names[i:min(i+judgeBatch, len(names))], acting)
+	err = s.eachLockDirBatch(judgeBatch, func(names []string) {
+		js := s.judgeLockFiles(ctx, names, acting, ld)
 		for _, e := range js {
 			if e.Err != nil {
 				errs = append(errs, e.Err)
 			}
 		}
 		f(js)
+	})
+	if err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -251,14 +258,14 @@ func (s *Store) judgeHomeFiles(ctx context.Context) ([]judged, error) {
 
 // judgeLockFiles judges the lock dir's files of names: Hermes' token
 // locks by its rules, leftovers by age; other names are not ours to judge.
-func (s *Store) judgeLockFiles(ctx context.Context, names []string, acting bool) []judged {
+func (s *Store) judgeLockFiles(ctx context.Context, names []string, acting bool, ld *safefs.Dir) []judged {
 	lockFiles := make([]judged, len(names))
 	found := make([]bool, len(names))
 	parallel(len(names), func(i int) {
 		p := filepath.Join(s.layout.LockDir, names[i])
 		switch n := names[i]; {
 		case isTokenLock(n):
-			lockFiles[i], found[i] = s.readRecord(p, KindScopedLock, false, true)
+			lockFiles[i], found[i] = s.readRecordIn(ld, p, KindScopedLock, false, true)
 		case isLockDirLeftover(n):
 			lockFiles[i], found[i] = s.judgeLeftover(p)
 		}
@@ -275,7 +282,7 @@ func (s *Store) judgeLockFiles(ctx context.Context, names []string, acting bool)
 		switch {
 		case !found[i] || e.Kind != KindScopedLock || e.Action == ActionError:
 		case acting:
-			// Probed by stillJudged before any move: once is enough.
+			// Probed by removeIn before any move: once is enough.
 			e.set(r.scopedLockFile(e.facts))
 		default:
 			s.settle(e, r.scopedLockFile(e.facts))
@@ -390,53 +397,23 @@ func (s *Store) judgeHome(r *rules, h *homeFiles, state *fileFacts) {
 	}
 }
 
-func (s *Store) lockDirNames() ([]string, error) {
-	dir := s.layout.LockDir
-	fi, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil, nil
-	case err != nil:
-		return nil, &FileError{Path: dir, Op: "stat", Err: err, Hint: "fix the lock directory's permissions or point HERMES_GATEWAY_LOCK_DIR elsewhere"}
-	case !fi.IsDir():
-		return nil, &FileError{Path: dir, Err: errors.New("not a directory"), Hint: "point HERMES_GATEWAY_LOCK_DIR (or --lock-dir) at a directory, or remove the file"}
-	}
-	listErr := func(err error) error {
-		return &FileError{Path: dir, Op: "list", Err: err, Hint: "fix the lock directory's permissions or run as its owner"}
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return nil, listErr(err)
-	}
-	defer d.Close()
-	// In chunks: a lock dir of 100 000 files costs their names, not
-	// 100 000 directory entries at once besides.
-	var names []string
-	for {
-		des, err := d.ReadDir(1024)
-		for _, e := range des {
-			if e.Type().IsRegular() {
-				names = append(names, e.Name())
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, listErr(err)
-		}
-	}
-	sort.Strings(names)
-	return names, nil
-}
-
 // read loads a file for judging; ok is false when it does not exist. A
 // file that cannot be read gets ActionError and is judged no further.
-func (s *Store) read(path string, kind Kind) (judged, bool) {
+func (s *Store) read(path string, kind Kind) (judged, bool) { return s.readIn(nil, path, kind) }
+
+// readIn is read through d, the directory that holds path, when d is not
+// nil.
+func (s *Store) readIn(d *safefs.Dir, path string, kind Kind) (judged, bool) {
+	rd := func(limit int) ([]byte, safefs.FileStamp, error) {
+		if d != nil {
+			return d.Read(filepath.Base(path), limit)
+		}
+		return safefs.ReadRegular(path, limit)
+	}
 	e := judged{Entry: Entry{Path: path, Kind: kind}}
-	data, stamp, err := safefs.ReadRegular(path, MaxRecordSize+1)
+	data, stamp, err := rd(MaxRecordSize + 1)
 	if err == nil && len(data) > MaxRecordSize {
-		data, stamp, err = s.readLarge(path)
+		data, stamp, err = s.readLarge(rd)
 	}
 	if errors.Is(err, os.ErrNotExist) {
 		return e, false
@@ -454,7 +431,12 @@ func (s *Store) read(path string, kind Kind) (judged, bool) {
 // readRecord is read plus the one reader's reading of the record; with
 // writer, the uid owning the file is taken as its writer's.
 func (s *Store) readRecord(path string, kind Kind, barePID, writer bool) (judged, bool) {
-	e, ok := s.read(path, kind)
+	return s.readRecordIn(nil, path, kind, barePID, writer)
+}
+
+// readRecordIn is readRecord through d (see readIn).
+func (s *Store) readRecordIn(d *safefs.Dir, path string, kind Kind, barePID, writer bool) (judged, bool) {
+	e, ok := s.readIn(d, path, kind)
 	if ok && e.Action != ActionError {
 		var uid *uint32
 		if writer {

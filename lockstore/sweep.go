@@ -152,7 +152,14 @@ func (d sweepDirs) of(l Layout, path string) (*os.Root, string, error) {
 // complete either way.
 func (s *Store) Sweep(ctx context.Context, dryRun bool) ([]Entry, error) {
 	var out []Entry
-	_, err := s.sweep(ctx, dryRun, func(js []judged) { out = append(out, entries(js)...) })
+	home := -1
+	_, err := s.sweep(ctx, dryRun, func(js []judged) {
+		out = append(out, entries(js)...)
+		if home < 0 {
+			home = len(out)
+		}
+	})
+	sortLockDir(out[max(home, 0):], func(e Entry) string { return e.Path })
 	return out, err
 }
 
@@ -184,22 +191,31 @@ func (s *Store) sweep(ctx context.Context, dryRun bool, each func([]judged)) (Su
 	// are in the same directories; each action also checks that its file
 	// is still the one judged.
 	var dirs sweepDirs
+	var ld *safefs.Dir // the lock dir's files are judged and acted on through it
 	var derr error
 	if !dryRun {
 		dirs, derr = s.openDirs()
 		defer dirs.close()
+		if dirs.lock != nil {
+			var err error
+			if ld, err = safefs.OpenIn(dirs.lock); err != nil {
+				derr = errors.Join(derr, &FileError{Path: s.layout.LockDir, Op: "open", Err: err, Hint: hintFor(err)})
+			} else {
+				defer ld.Close()
+			}
+		}
 	}
 	sum := Summary{Actions: map[Action]int{}}
 	var errs []error
 	changed, kept := 0, 0 // per-file lines logged of each budget
-	err := s.judgeEach(ctx, !dryRun, func(js []judged) {
+	err := s.judgeEach(ctx, !dryRun, ld, func(js []judged) {
 		judgedErr := make([]bool, len(js))
 		for i := range js {
 			judgedErr[i] = js[i].Err != nil
 		}
 		if !dryRun {
 			// Each file's rename, re-check and unlink touch that file alone.
-			parallel(len(js), func(i int) { s.act(ctx, dirs, &js[i]) })
+			parallel(len(js), func(i int) { s.act(ctx, dirs, ld, &js[i]) })
 		}
 		for i := range js {
 			e := &js[i]
@@ -250,7 +266,7 @@ func (s *Store) logEntry(e Entry) {
 	s.log.Info("sweep", fields...)
 }
 
-func (s *Store) act(ctx context.Context, dirs sweepDirs, e *judged) {
+func (s *Store) act(ctx context.Context, dirs sweepDirs, ld *safefs.Dir, e *judged) {
 	var root *os.Root
 	var name string
 	if e.Action == ActionSweep || e.Action == ActionQuarantine {
@@ -271,6 +287,10 @@ func (s *Store) act(ctx context.Context, dirs sweepDirs, e *judged) {
 				return
 			}
 			e.Action = ActionSwept
+			return
+		}
+		if ld != nil && root == dirs.lock {
+			s.removeIn(ctx, ld, root, name, e)
 			return
 		}
 		s.remove(ctx, root, name, e)

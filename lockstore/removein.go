@@ -1,0 +1,88 @@
+package lockstore
+
+import (
+	"context"
+	"errors"
+	"os"
+
+	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
+	"github.com/hermes-agent/hermes-supervisor/procstate"
+)
+
+// removeIn is remove in the lock dir, through ld, with stillJudged's
+// check and probe joined into one: Hold opens the file, stamps the very
+// file it opened and locks it, and on POSIX keeps the lock through the
+// rename and the unlink, so that no process can take it between the probe
+// and the move. Per file that is an open, fstat, flock, rename, fstatat,
+// unlink and close, each on a name in the opened directory.
+func (s *Store) removeIn(ctx context.Context, ld *safefs.Dir, root *os.Root, name string, e *judged) {
+	stale := name + ".stale"
+	if s.beforeRemove != nil {
+		s.beforeRemove(e.Path)
+	}
+	h, ok := s.holdJudged(ld, name, e)
+	if !ok {
+		return
+	}
+	defer h.Release()
+	if err := ld.Rename(name, stale); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			e.Action, e.Reason = ActionOK, "already gone"
+			return
+		}
+		s.fail(e, "rename", err)
+		return
+	}
+	// As in remove: an unchanged stamp proves nobody replaced or rewrote
+	// the file since it was judged.
+	if st, err := ld.Stamp(stale); err != nil || !st.Same(e.stamp) {
+		s.rejudge(ctx, root, name, e)
+		if e.Action == ActionKeep {
+			return
+		}
+	}
+	if err := ld.Remove(stale); err != nil && !errors.Is(err, os.ErrNotExist) {
+		s.fail(e, "remove", err)
+		return
+	}
+	e.Action = ActionSwept
+}
+
+// holdJudged is stillJudged through Hold: name must still be the file
+// judged, and no other process may hold it locked. It returns the file
+// held, to be let go once it is moved.
+func (s *Store) holdJudged(ld *safefs.Dir, name string, e *judged) (*safefs.Held, bool) {
+	h, st, err := ld.Hold(name)
+	opened := st.SameFile(st) // the stamp has an identity: the open succeeded
+	switch {
+	case !opened && errors.Is(err, os.ErrNotExist):
+		e.Action, e.Reason = ActionOK, "already gone"
+		return nil, false
+	case !opened && errors.Is(err, safefs.ErrNotRegular):
+		e.Verdict, e.Action = procstate.Unknown, ActionKeep
+		e.Reason = "replaced by a symlink or other non-regular file since it was judged: left alone"
+		return nil, false
+	case !opened:
+		s.fail(e, "stat", err)
+		return nil, false
+	case !st.SameFile(e.stamp):
+		if h != nil {
+			h.Release()
+		}
+		e.Verdict, e.Action = procstate.Unknown, ActionKeep
+		e.Reason = "replaced by another file since it was judged: left alone for the next sweep"
+		return nil, false
+	case err != nil:
+		// A process locked it since it was judged, or the lock could
+		// not be tried: kept either way.
+		f := e.facts
+		if errors.Is(err, safefs.ErrLocked) {
+			f.held = true
+		} else {
+			f.heldErr = errors.Join(errProbe, err)
+		}
+		e.set(keepHeld(f, decision{record: e.Record, verdict: e.Verdict, action: ActionSweep, reason: e.Reason}))
+		return nil, false
+	}
+	return h, true
+}

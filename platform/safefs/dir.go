@@ -1,0 +1,58 @@
+package safefs
+
+import "os"
+
+// Dir is a directory opened once for many calls, each on one name in it:
+// a sweep of 100 000 lock files stamps, reads, locks, renames and removes
+// each of them. Every call resolves the one name in the directory opened,
+// never a path, so it costs no walk from "/" and stays in that directory
+// whatever later happens to its path, as the os.Root it was opened from
+// does; it also takes fewer system calls than that root's calls.
+type Dir struct {
+	root *os.Root
+	sys  dirSys
+}
+
+// OpenIn opens the directory root was opened on as a Dir. Closing the Dir
+// leaves root open.
+func OpenIn(root *os.Root) (*Dir, error) {
+	d := &Dir{root: root}
+	if err := d.open(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Close closes the Dir.
+func (d *Dir) Close() error { return d.close() }
+
+// Read reads at most limit bytes of the regular file name and stamps it,
+// as ReadRoot does: it never follows a final symlink, never blocks on a
+// FIFO and refuses anything but a regular file with ErrNotRegular.
+func (d *Dir) Read(name string, limit int) ([]byte, FileStamp, error) { return d.read(name, limit) }
+
+// Stamp stamps name as RootStamp does, refusing anything but a regular
+// file with ErrNotRegular.
+func (d *Dir) Stamp(name string) (FileStamp, error) { return d.stamp(name) }
+
+// Rename renames oldname to newname, both names in the directory,
+// replacing a file at newname.
+func (d *Dir) Rename(oldname, newname string) error { return d.rename(oldname, newname) }
+
+// Remove removes the file name, never a directory.
+func (d *Dir) Remove(name string) error { return d.remove(name) }
+
+// Hold opens the regular file name, stamps the file it opened, and tries
+// LockFile's lock on it without waiting: an error wrapping ErrLocked when
+// another process holds it. Otherwise, on Unix, the lock is kept until
+// the Held is let go, so that no process can take it in between; on
+// Windows, where a file held open cannot be renamed, it is let go at
+// once. The stamp is of the very file locked, not of whatever the name
+// means by the time of a later call.
+func (d *Dir) Hold(name string) (*Held, FileStamp, error) { return d.hold(name) }
+
+// Held is a file Hold opened and, on Unix, keeps locked.
+type Held struct{ sys heldSys }
+
+// Release lets go of the lock and closes the file.
+func (h *Held) Release() error { return h.release() }

@@ -1,0 +1,172 @@
+//go:build unix
+
+package safefs
+
+import (
+	"errors"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// dirSys is the directory's descriptor, on which every call is an *at
+// system call: one per step, where os.Root adds an lstat to a rename and
+// fcntl and epoll calls to an open.
+type dirSys struct {
+	f  *os.File
+	fd int
+}
+
+func (d *Dir) open() error {
+	f, err := d.root.Open(".")
+	if err != nil {
+		return err
+	}
+	d.sys = dirSys{f: f, fd: int(f.Fd())}
+	return nil
+}
+
+func (d *Dir) close() error { return d.sys.f.Close() }
+
+// openat opens name in d read-only, never following a final symlink nor
+// blocking on a FIFO, and refuses anything but a regular file.
+func (d *Dir) openat(name string) (int, unix.Stat_t, error) {
+	var st unix.Stat_t
+	if err := plainName(name); err != nil {
+		return -1, st, err
+	}
+	fd, err := openatRetry(d.sys.fd, name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK)
+	if errors.Is(err, unix.ELOOP) {
+		err = ErrNotRegular
+	}
+	if err != nil {
+		return -1, st, &os.PathError{Op: "open", Path: name, Err: err}
+	}
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, st, &os.PathError{Op: "stat", Path: name, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return -1, st, &os.PathError{Op: "open", Path: name, Err: ErrNotRegular}
+	}
+	return fd, st, nil
+}
+
+func openatRetry(dirfd int, name string, flags int) (int, error) {
+	for {
+		fd, err := unix.Openat(dirfd, name, flags, 0)
+		if !errors.Is(err, unix.EINTR) {
+			return fd, err
+		}
+	}
+}
+
+// plainName refuses a name that is not one entry of the directory: the
+// *at calls would walk a path with slashes, and ".." out of it.
+func plainName(name string) error {
+	for i := 0; i < len(name); i++ {
+		if name[i] == '/' {
+			return &os.PathError{Op: "open", Path: name, Err: errors.New("not a plain file name")}
+		}
+	}
+	if name == "" || name == "." || name == ".." {
+		return &os.PathError{Op: "open", Path: name, Err: errors.New("not a plain file name")}
+	}
+	return nil
+}
+
+func (d *Dir) read(name string, limit int) ([]byte, FileStamp, error) {
+	fd, st, err := d.openat(name)
+	if err != nil {
+		return nil, FileStamp{}, err
+	}
+	defer unix.Close(fd)
+	// One byte more than the file, so that a file grown since the fstat
+	// reads past its stamp's size; a read that reaches the stamped size
+	// has the file as stamped and needs no further call to see its end:
+	// a change after the fstat changes the size or time that the stamp
+	// holds, which is what callers compare before they act.
+	buf := make([]byte, min(int64(limit), st.Size+1))
+	n := 0
+	for n < len(buf) {
+		m, err := unix.Read(fd, buf[n:])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, FileStamp{}, &os.PathError{Op: "read", Path: name, Err: err}
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+		if int64(n) == st.Size {
+			break
+		}
+	}
+	return buf[:n], stampOf(&st), nil
+}
+
+func (d *Dir) stamp(name string) (FileStamp, error) {
+	if err := plainName(name); err != nil {
+		return FileStamp{}, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(d.sys.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return FileStamp{}, &os.PathError{Op: "lstat", Path: name, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return FileStamp{}, &os.PathError{Op: "lstat", Path: name, Err: ErrNotRegular}
+	}
+	return stampOf(&st), nil
+}
+
+func (d *Dir) rename(oldname, newname string) error {
+	if err := plainName(oldname); err != nil {
+		return err
+	}
+	if err := plainName(newname); err != nil {
+		return err
+	}
+	if err := unix.Renameat(d.sys.fd, oldname, d.sys.fd, newname); err != nil {
+		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: err}
+	}
+	return nil
+}
+
+func (d *Dir) remove(name string) error {
+	if err := plainName(name); err != nil {
+		return err
+	}
+	if err := unix.Unlinkat(d.sys.fd, name, 0); err != nil {
+		return &os.PathError{Op: "remove", Path: name, Err: err}
+	}
+	return nil
+}
+
+// heldSys is the open descriptor that holds the lock; closing it lets go.
+type heldSys struct{ fd int }
+
+func (d *Dir) hold(name string) (*Held, FileStamp, error) {
+	fd, st, err := d.openat(name)
+	if err != nil {
+		return nil, FileStamp{}, err
+	}
+	for {
+		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		switch {
+		case err == nil:
+			return &Held{sys: heldSys{fd: fd}}, stampOf(&st), nil
+		case errors.Is(err, unix.EINTR):
+			continue
+		}
+		unix.Close(fd)
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			err = ErrLocked
+		}
+		return nil, stampOf(&st), &os.PathError{Op: "lock", Path: name, Err: err}
+	}
+}
+
+func (h *Held) release() error { return unix.Close(h.sys.fd) }
