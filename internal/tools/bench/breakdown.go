@@ -19,18 +19,18 @@ import (
 // the end of the one before, the first from the moment the dead
 // gateway's exit was seen.
 var restartSteps = []struct{ key, what string }{
-	{"tree_reaped", "kill what is left of the tree (one read of the process table), reap the root"},
+	{"tree_reaped", "kill what is left of the tree (our orphans' children list and the links from them), reap the root"},
 	{"output_drained", "read the dead gateway's output to its end"},
 	{"event", "the exit reaches the state machine's goroutine"},
 	{"close_watch", "stop watching the dead gateway: its sd_notify socket, alarm and timers"},
-	{"release", "release the dead gateway's files (its pid and lock records, the planned-stop marker)"},
-	{"decide", "probe the home and lock dir, apply the restart policy"},
+	{"release", "open the home and lock dir (once for the whole restart), release the dead gateway's files (its pid and lock records, the planned-stop marker)"},
+	{"decide", "check the home and lock dir (statfs, access), apply the restart policy"},
 	{"sweep", "sweep the home and lock dir"},
 	{"foreign_owner", "no live gateway we do not own holds the home"},
-	{"persist", "the next nonce's hash in the state file, durably, before any process carries it"},
-	{"notify_socket", "the sd_notify socket for the new gateway"},
+	{"persist", "the nonce's hash in the state file, durably, before the first process carries it (once per supervisor)"},
+	{"notify_socket", "take the sd_notify socket made while the last gateway ran, and empty it"},
 	{"spawn", "fork/exec the new gateway"},
-	{"after_spawn", "inspect the new process, arm the watchdog, the transition to starting"},
+	{"after_spawn", "inspect the new process, arm the watchdog, the transition to starting (its state file write waits 5 ms)"},
 }
 
 type breakdownResult struct {
