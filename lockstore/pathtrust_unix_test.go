@@ -218,3 +218,32 @@ func TestHoldActsInTheJudgedDirs(t *testing.T) {
 		t.Fatalf("the sweep after the hold removed %s: %v", stale, err)
 	}
 }
+
+// TestHoldReopensAMovedHome: the directories a Hold keeps open are taken
+// again only while the paths still name them. A home moved away and
+// replaced between two restarts is walked again, and the second restart's
+// sweep acts in the new home, not in the one moved away.
+func TestHoldReopensAMovedHome(t *testing.T) {
+	dir := testdir.New(t)
+	l := Layout{Home: mkdir(t, dir, "home", 0o700), LockDir: mkdir(t, dir, "locks", 0o700)}
+	s := New(l, prober, zaptest.NewLogger(t), time.Now)
+	s.Hold()()
+	if err := os.Rename(l.Home, l.Home+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	mkdir(t, dir, "home", 0o700)
+	stale := l.PIDFile()
+	writeRecord(t, stale, deadIdentity(t), l.Home)
+	done := s.Hold()
+	es, err := s.Sweep(context.Background(), false)
+	done()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := byPath(es)[stale]; e.Action != ActionSwept {
+		t.Fatalf("%s in the new home: %s (%s), want swept", stale, e.Action, e.Reason)
+	}
+	if _, err := os.Lstat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the stale pid file in the new home is still there: %v", err)
+	}
+}

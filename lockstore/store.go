@@ -78,6 +78,7 @@ type Store struct {
 	large  sync.Mutex
 	heldMu sync.Mutex
 	held   *sweepDirs // see Hold
+	kept   *sweepDirs // the directories the last Hold left open (see Hold); only Hold uses it
 	layout Layout
 	prober *procstate.Prober
 	log    *zap.Logger

@@ -109,25 +109,68 @@ func (d sweepDirs) close() {
 }
 
 // Hold opens the home and the lock dir once for the Release and Sweep
-// calls that follow, until done closes them. A restart releases the dead
-// gateway's files, sweeps, and starts the next within a millisecond, and
-// each step would otherwise walk both paths from / again, judging every
-// component; every action still goes through an opened directory and
-// re-checks its file first.
+// calls that follow, until done. A restart releases the dead gateway's
+// files, sweeps, and starts the next within a millisecond, and each step
+// would otherwise walk both paths from / again, judging every component;
+// every action still goes through an opened directory and re-checks its
+// file first.
+//
+// Where an open directory can still be renamed and removed (not Windows)
+// the directories stay open after done, and the next Hold takes them
+// again when both paths still name them and they are still ours and
+// closed to other users: a stat of each instead of a walk. That is as
+// safe as a new walk: every component was ours or root's, and not open
+// to other users, when it was walked, so only we or root could have
+// changed a path since, and a path that still names the directory we hold
+// sends every action where a new walk would. A path that names another
+// directory now (moved away, replaced, deleted) is walked again.
 func (s *Store) Hold() (done func()) {
-	d, _ := s.openDirs() // what failed is failed again, and said, by each call
+	d := s.reuseKept()
+	if d == nil {
+		nd, _ := s.openDirs() // what failed is failed again, and said, by each call
+		d = &nd
+		if keepDirsOpen && nd.home != nil && nd.lock != nil {
+			s.kept = d
+		}
+	}
 	s.heldMu.Lock()
-	s.held = &d
+	s.held = d
 	s.heldMu.Unlock()
 	return func() {
 		s.heldMu.Lock()
-		h := s.held
 		s.held = nil
 		s.heldMu.Unlock()
-		if h == &d {
+		if d != s.kept {
 			d.close()
 		}
 	}
+}
+
+// reuseKept returns the directories the last Hold kept, if both paths
+// still name them (see Hold); else it closes them.
+func (s *Store) reuseKept() *sweepDirs {
+	k := s.kept
+	if k == nil {
+		return nil
+	}
+	if stillNamed(s.layout.Home, k.home) && stillNamed(s.layout.LockDir, k.lock) {
+		return k
+	}
+	s.kept = nil
+	k.close()
+	return nil
+}
+
+// stillNamed reports whether path names the directory r holds, and that
+// directory is still ours and closed to other users, as the walk that
+// opened it required.
+func stillNamed(path string, r *os.Root) bool {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	ri, err := r.Stat(".")
+	return err == nil && os.SameFile(fi, ri) && safefs.StillPrivate(ri)
 }
 
 // of returns the opened directory that holds path, and path's name in it.
@@ -249,7 +292,13 @@ func (s *Store) sweep(ctx context.Context, dryRun bool, each func([]judged)) (Su
 	if sum.Unlogged > 0 {
 		fields = append(fields, zap.Int("per_file_lines_not_logged", sum.Unlogged))
 	}
-	s.log.Info("sweep done", fields...)
+	logf := s.log.Info
+	if sum.Files == 0 {
+		// Nothing there: a restart's sweep of clean directories says so
+		// at debug level, not in every restart's lines.
+		logf = s.log.Debug
+	}
+	logf("sweep done", fields...)
 	return sum, errors.Join(append([]error{err, derr}, errs...)...)
 }
 

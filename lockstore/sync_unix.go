@@ -30,3 +30,8 @@ func keepOwner(f *os.File, old os.FileInfo) error {
 	}
 	return nil
 }
+
+// keepDirsOpen: an open directory can be renamed and removed here, so the
+// home and lock dir a restart opened may stay open for the next one (see
+// Store.Hold).
+const keepDirsOpen = true

@@ -46,3 +46,9 @@ func RemoveIn(root *os.Root, name string) error { return removeIn(root, name) }
 // later operation through the returned root stays in the directory
 // judged, whatever happens to its path.
 func OpenDir(dir string, create bool) (*os.Root, string, error) { return openDir(dir, create) }
+
+// StillPrivate reports whether fi, a directory OpenDir opened and judged,
+// still passes the test OpenDir put its last component to: ours, and not
+// writable by other users. Where OpenDir judges otherwise (Windows) it
+// reports false: a caller must open the directory again.
+func StillPrivate(fi os.FileInfo) bool { return stillPrivate(fi) }

@@ -181,6 +181,11 @@ func openDir(dir string, create bool) (*os.Root, string, error) {
 	return last.root, last.path, nil
 }
 
+func stillPrivate(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && fi.IsDir() && int(st.Uid) == os.Geteuid() && !othersMayWrite(st)
+}
+
 // judgeParent refuses to look up a name in w when another user could
 // rename or replace what the name holds: w is writable by others and not
 // sticky. In a sticky directory only the entry's owner, the directory's
