@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 )
 
 // TestDemoCommandBeside: --demo runs the small demo program beside the
@@ -21,7 +23,7 @@ func TestDemoCommandBeside(t *testing.T) {
 		{name: "a program", own: true, sibling: func(t *testing.T, p string) { writeFile(t, p, 0o755) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
+			dir := testdir.New(t)
 			exe := filepath.Join(dir, "hermes-supervisor.exe")
 			writeFile(t, exe, 0o755)
 			sibling := filepath.Join(dir, demoGatewayProgram+".exe")

@@ -6,11 +6,13 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 )
 
 // A demo program without an exec bit is not run: the subcommand is.
 func TestDemoCommandBesideNotExecutable(t *testing.T) {
-	dir := t.TempDir()
+	dir := testdir.New(t)
 	exe := filepath.Join(dir, "hermes-supervisor")
 	writeFile(t, exe, 0o755)
 	writeFile(t, filepath.Join(dir, demoGatewayProgram), 0o644)
