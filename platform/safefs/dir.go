@@ -10,7 +10,8 @@ import "os"
 // does; it also takes fewer system calls than that root's calls.
 type Dir struct {
 	root *os.Root
-	sys  dirSys
+	//lint:ignore U1000 empty on Windows; the descriptor on Unix
+	sys dirSys
 }
 
 // OpenIn opens the directory root was opened on as a Dir. Closing the Dir
@@ -52,7 +53,10 @@ func (d *Dir) Remove(name string) error { return d.remove(name) }
 func (d *Dir) Hold(name string) (*Held, FileStamp, error) { return d.hold(name) }
 
 // Held is a file Hold opened and, on Unix, keeps locked.
-type Held struct{ sys heldSys }
+type Held struct {
+	//lint:ignore U1000 empty on Windows; the locked descriptor on Unix
+	sys heldSys
+}
 
 // Release lets go of the lock and closes the file.
 func (h *Held) Release() error { return h.release() }
