@@ -93,22 +93,11 @@ func TestSweepRefusesPathAnotherUserShapes(t *testing.T) {
 // directory holding a stale lock of the same name. The second sweep must
 // refuse the path and leave the victim alone.
 func TestSweepLaterSeesSwappedParent(t *testing.T) {
-	requireRoot(t)
-	dir := testdir.New(t)
-	state := mkdir(t, dir, "state", 0o700)
-	l := Layout{Home: mkdir(t, dir, "home", 0o700), LockDir: mkdir(t, state, "locks", 0o700)}
-	s := New(l, prober, zaptest.NewLogger(t), time.Now)
+	s, l, state := newStateStore(t)
 	if _, err := s.Sweep(context.Background(), false); err != nil {
 		t.Fatal(err)
 	}
-	victimState := mkdir(t, testdir.New(t), "private", 0o700)
-	victim := mkdir(t, victimState, "locks", 0o700)
-	stale := Layout{LockDir: victim}.ScopedLock("telegram-bot-token", "a")
-	writeRecord(t, stale, deadIdentity(t), l.Home)
-	if err := os.Rename(state, state+".moved"); err != nil {
-		t.Fatal(err)
-	}
-	symlink(t, victimState, state, otherUID)
+	stale := swapForVictim(t, state, l.Home)
 	_, err := s.Sweep(context.Background(), false)
 	if _, serr := os.Lstat(stale); serr != nil {
 		t.Fatalf("the second sweep removed %s through the swapped component: %v", stale, serr)
@@ -187,22 +176,11 @@ func chown(t *testing.T, p string, uid int) {
 // path is swapped for another user's link; its end lets the next sweep
 // see the swap and refuse.
 func TestHoldActsInTheJudgedDirs(t *testing.T) {
-	requireRoot(t)
-	dir := testdir.New(t)
-	state := mkdir(t, dir, "state", 0o700)
-	l := Layout{Home: mkdir(t, dir, "home", 0o700), LockDir: mkdir(t, state, "locks", 0o700)}
-	s := New(l, prober, zaptest.NewLogger(t), time.Now)
+	s, l, state := newStateStore(t)
 	own := l.ScopedLock("telegram-bot-token", "own")
 	writeRecord(t, own, deadIdentity(t), l.Home)
 	done := s.Hold()
-	victimState := mkdir(t, testdir.New(t), "private", 0o700)
-	victim := mkdir(t, victimState, "locks", 0o700)
-	stale := Layout{LockDir: victim}.ScopedLock("telegram-bot-token", "a")
-	writeRecord(t, stale, deadIdentity(t), l.Home)
-	if err := os.Rename(state, state+".moved"); err != nil {
-		t.Fatal(err)
-	}
-	symlink(t, victimState, state, otherUID)
+	stale := swapForVictim(t, state, l.Home)
 	if _, err := s.Sweep(context.Background(), false); err != nil {
 		t.Logf("sweep under the hold: %v", err)
 	}
@@ -246,4 +224,31 @@ func TestHoldReopensAMovedHome(t *testing.T) {
 	if _, err := os.Lstat(stale); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the stale pid file in the new home is still there: %v", err)
 	}
+}
+
+// newStateStore is a Store whose lock dir sits in a state directory of
+// its own, which swapForVictim can swap.
+func newStateStore(t *testing.T) (*Store, Layout, string) {
+	t.Helper()
+	requireRoot(t)
+	dir := testdir.New(t)
+	state := mkdir(t, dir, "state", 0o700)
+	l := Layout{Home: mkdir(t, dir, "home", 0o700), LockDir: mkdir(t, state, "locks", 0o700)}
+	return New(l, prober, zaptest.NewLogger(t), time.Now), l, state
+}
+
+// swapForVictim moves state away and puts in its place another user's
+// link to a private directory whose locks hold a stale lock, which it
+// returns: what a sweep must never remove.
+func swapForVictim(t *testing.T, state, home string) string {
+	t.Helper()
+	victimState := mkdir(t, testdir.New(t), "private", 0o700)
+	victim := mkdir(t, victimState, "locks", 0o700)
+	stale := Layout{LockDir: victim}.ScopedLock("telegram-bot-token", "a")
+	writeRecord(t, stale, deadIdentity(t), home)
+	if err := os.Rename(state, state+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	symlink(t, victimState, state, otherUID)
+	return stale
 }

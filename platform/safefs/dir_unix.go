@@ -82,30 +82,13 @@ func (d *Dir) read(name string, limit int) ([]byte, FileStamp, error) {
 		return nil, FileStamp{}, err
 	}
 	defer unix.Close(fd)
-	// One byte more than the file, so that a file grown since the fstat
-	// reads past its stamp's size; a read that reaches the stamped size
-	// has the file as stamped and needs no further call to see its end:
-	// a change after the fstat changes the size or time that the stamp
-	// holds, which is what callers compare before they act.
-	buf := make([]byte, min(int64(limit), st.Size+1))
-	n := 0
-	for n < len(buf) {
-		m, err := unix.Read(fd, buf[n:])
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return nil, FileStamp{}, &os.PathError{Op: "read", Path: name, Err: err}
-		}
-		if m == 0 {
-			break
-		}
-		n += m
-		if int64(n) == st.Size {
-			break
-		}
+	// A read that reaches the stamped size has the file as stamped (see
+	// readFD): the callers compare stamps before they act.
+	b, err := readFD(fd, st.Size, limit, true)
+	if err != nil {
+		return nil, FileStamp{}, &os.PathError{Op: "read", Path: name, Err: err}
 	}
-	return buf[:n], stampOf(&st), nil
+	return b, stampOf(&st), nil
 }
 
 func (d *Dir) stamp(name string) (FileStamp, error) {

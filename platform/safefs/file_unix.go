@@ -43,8 +43,20 @@ func readRegular(path string, limit int) ([]byte, FileStamp, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, FileStamp{}, &os.PathError{Op: "open", Path: path, Err: ErrNotRegular}
 	}
-	// One byte more than the file, so a file that grew is seen to end.
-	buf := make([]byte, min(int64(limit), st.Size+1))
+	b, err := readFD(fd, st.Size, limit, false)
+	if err != nil {
+		return nil, FileStamp{}, &os.PathError{Op: "read", Path: path, Err: err}
+	}
+	return b, stampOf(&st), nil
+}
+
+// readFD reads at most limit bytes of the open file fd, whose fstat gave
+// size: one byte more than that, so that a file grown since is seen to
+// go on. With atSize it stops once size bytes are read, without the call
+// that would find the end: the caller compares the stamp, whose size or
+// time a later change moves, before it acts.
+func readFD(fd int, size int64, limit int, atSize bool) ([]byte, error) {
+	buf := make([]byte, min(int64(limit), size+1))
 	n := 0
 	for n < len(buf) {
 		m, err := unix.Read(fd, buf[n:])
@@ -52,14 +64,17 @@ func readRegular(path string, limit int) ([]byte, FileStamp, error) {
 			continue
 		}
 		if err != nil {
-			return nil, FileStamp{}, &os.PathError{Op: "read", Path: path, Err: err}
+			return nil, err
 		}
 		if m == 0 {
 			break
 		}
 		n += m
+		if atSize && int64(n) == size {
+			break
+		}
 	}
-	return buf[:n], stampOf(&st), nil
+	return buf[:n], nil
 }
 
 // stamp stamps path without following a final symlink.
