@@ -96,7 +96,7 @@ func TestNotifyFromOutsidePIDNamespace(t *testing.T) {
 	}
 	unshare, err := exec.LookPath("unshare")
 	if err != nil {
-		t.Skip("unshare(1) is not installed")
+		t.Fatal("unshare(1) is not installed: apt-get install util-linux")
 	}
 	h := newHome(t, "")
 	// Hang detection off, as in the report: WATCHDOG=trigger alone caused the crash loop. The gateway never
