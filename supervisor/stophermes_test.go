@@ -232,7 +232,9 @@ func TestStopHermesSparesWhatItCannotProve(t *testing.T) {
 			go func() { exit = cmd.Wait(); close(done) }()
 			t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
 			if _, err := os.Stat(sigs); err != nil {
-				// Its signal file exists once it records signals.
+				// Its signal file exists once it records signals. Polled,
+				// with a deadline: the sentinel makes it in another process,
+				// and nothing here is told.
 				for deadline := time.Now().Add(20 * time.Second); err != nil && time.Now().Before(deadline); _, err = os.Stat(sigs) {
 					time.Sleep(10 * time.Millisecond)
 				}
@@ -281,6 +283,8 @@ func inspectAs(t *testing.T, p *procstate.Prober, pid int, word string) procstat
 		if time.Now().After(deadline) {
 			t.Fatalf("pid %d never settled: %+v, %v", pid, id, err)
 		}
+		// Polled: a command line changes at exec in another process, and
+		// nothing tells us when.
 		time.Sleep(time.Millisecond)
 	}
 }

@@ -225,17 +225,22 @@ func (s *sentinelTree) untouched(t *testing.T) {
 // its pid another process's. Zombies re-parented to us are reaped.
 func waitDead(t *testing.T, r *Reaper, pid int, start uint64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h := openHandle(pid)
+	defer h.close()
 	for {
 		r.Reap()
 		p, err := readProc(pid)
 		if err != nil || p.start != start || p.state == 'Z' {
 			return
 		}
-		if time.Now().After(deadline) {
+		if ctx.Err() != nil {
 			t.Fatalf("pid %d (%s, state %c) survived the kill", pid, p.name, p.state)
 		}
-		time.Sleep(5 * time.Millisecond)
+		// The exit is the event: a pidfd polls readable at it (where
+		// there is no pidfd, awaitExit waits a tick).
+		awaitExit(ctx, []handle{h}, 5*time.Millisecond)
 	}
 }
 
@@ -249,18 +254,24 @@ func noneInGroup(t *testing.T, r *Reaper, pg int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		left := 0
+		var left []handle
 		for _, p := range procs {
 			if p.pgid == pg && p.state != 'Z' {
-				left++
+				left = append(left, openHandle(p.pid))
 			}
 		}
-		if left == 0 {
+		if len(left) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d processes of the forker's group %d survived the kill", left, pg)
+			t.Fatalf("%d processes of the forker's group %d survived the kill", len(left), pg)
 		}
-		time.Sleep(5 * time.Millisecond)
+		// Any member's exit is the event (see waitDead).
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		awaitExit(ctx, left, 5*time.Millisecond)
+		cancel()
+		for _, h := range left {
+			h.close()
+		}
 	}
 }

@@ -108,7 +108,8 @@ func waitGone(t *testing.T, pid int) {
 			err = errors.New("exited, not killed")
 		}
 		if errors.Is(err, unix.ECHILD) {
-			// Not our child (no subreaper on this OS): watch it instead.
+			// Not our child (no subreaper on this OS): watch it instead,
+			// polled, since only a parent or a pidfd (Linux) hears an exit.
 			for unix.Kill(pid, 0) == nil {
 				time.Sleep(10 * time.Millisecond)
 			}

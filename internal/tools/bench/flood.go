@@ -148,6 +148,7 @@ func floodOnce(ctx context.Context, c config, input string, args []string) (logB
 		if done {
 			break
 		}
+		// Polled: the supervisor's log file grows in another process.
 		time.Sleep(20 * time.Millisecond)
 	}
 	cpu, _, err = taskStats(cmd.Process.Pid)

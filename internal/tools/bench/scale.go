@@ -106,7 +106,8 @@ func scaleCost(ctx context.Context, c config, child string) (scaleResult, error)
 		}
 		d, st, err := ask()
 		if err != nil {
-			// The endpoint is not up yet.
+			// The endpoint is not up yet: asked again, since a socket
+			// another process will make announces nothing.
 			time.Sleep(time.Millisecond)
 			continue
 		}
