@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -243,29 +244,37 @@ func (f floodResult) markdown() string {
 func spliceFlood(path string, f floodResult, started time.Time, args []string) error {
 	note := fmt.Sprintf("*Section 7 and its target were measured on their own (`go run ./internal/tools/bench %s`) on %s, in %s; the other sections are from the full run named at the top.*\n\n",
 		strings.Join(args, " "), started.UTC().Format("2006-01-02 15:04 MST"), time.Since(started).Round(time.Second))
-	old, err := os.ReadFile(path)
+	return spliceSection(path, floodSection, f.markdown()+note, f.targets(), "| Gateway output, log bytes per byte")
+}
+
+// spliceSection puts section under heading into the benchmarks.md at path
+// (which it makes if missing), and into its targets table the rows
+// targets, in place of the rows starting with one of old: a part run on
+// its own keeps the other sections of the last full run.
+func spliceSection(path, heading, section, targets string, old ...string) error {
+	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return os.WriteFile(path, []byte(f.markdown()+note), 0o644)
+		return os.WriteFile(path, []byte(section), 0o644)
 	}
 	if err != nil {
 		return err
 	}
 	var lines []string
 	inTable, added := false, false
-	for _, l := range strings.SplitAfter(string(old), "\n") {
-		if strings.HasPrefix(l, "| Gateway output, log bytes per byte") {
+	for _, l := range strings.SplitAfter(string(b), "\n") {
+		if slices.ContainsFunc(old, func(o string) bool { return strings.HasPrefix(l, o) }) {
 			continue
 		}
 		if strings.HasPrefix(l, "| What | Target |") {
 			inTable = true
 		}
 		if inTable && !added && !strings.HasPrefix(l, "|") {
-			lines = append(lines, f.targets())
+			lines = append(lines, targets)
 			added = true
 		}
 		lines = append(lines, l)
 	}
-	return os.WriteFile(path, []byte(replaceSection(strings.Join(lines, ""), floodSection, f.markdown()+note)), 0o644)
+	return os.WriteFile(path, []byte(replaceSection(strings.Join(lines, ""), heading, section)), 0o644)
 }
 
 // replaceSection puts section in place of the one starting with heading in

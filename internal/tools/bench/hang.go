@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -237,31 +236,5 @@ const hangSection = "## 6. Hang detection\n"
 func spliceHang(path string, h hangResult, started time.Time, args []string) error {
 	note := fmt.Sprintf("*Section 6 and its targets were measured on their own (`go run ./internal/tools/bench %s`) on %s, in %s; the other sections are from the full run named at the top.*\n",
 		strings.Join(args, " "), started.UTC().Format("2006-01-02 15:04 MST"), time.Since(started).Round(time.Second))
-	old, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return os.WriteFile(path, []byte(h.markdown()+note), 0o644)
-	}
-	if err != nil {
-		return err
-	}
-	doc := string(old)
-	// The targets table: drop its old hang rows, add the new ones after
-	// its last row.
-	var lines []string
-	inTable, added := false, false
-	for _, l := range strings.SplitAfter(doc, "\n") {
-		if strings.HasPrefix(l, "| Hang to a new ready gateway") || strings.HasPrefix(l, "| Idle CPU, watchdog on") {
-			continue
-		}
-		if strings.HasPrefix(l, "| What | Target |") {
-			inTable = true
-		}
-		if inTable && !added && !strings.HasPrefix(l, "|") {
-			lines = append(lines, h.targets())
-			added = true
-		}
-		lines = append(lines, l)
-	}
-	doc = replaceSection(strings.Join(lines, ""), hangSection, h.markdown()+note)
-	return os.WriteFile(path, []byte(doc), 0o644)
+	return spliceSection(path, hangSection, h.markdown()+note, h.targets(), "| Hang to a new ready gateway", "| Idle CPU, watchdog on")
 }
