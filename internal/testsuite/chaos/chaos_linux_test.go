@@ -261,6 +261,18 @@ func (h *home) start(t *testing.T, args ...string) *proc {
 }
 
 // exec runs bin with args against h to completion.
+// stopClean stops the supervisor with `stop`, which must say it stopped,
+// and waits for it to exit 0.
+func (h *home) stopClean(t *testing.T, sup *proc) {
+	t.Helper()
+	if out, code := h.exec("stop"); code != 0 || !strings.Contains(out, "stop: stopped") {
+		t.Fatalf("stop: exit %d\n%s", code, out)
+	}
+	if code := sup.exited(t, 30*time.Second); code != 0 {
+		t.Fatalf("supervisor exited %d:\n%s", code, sup.out)
+	}
+}
+
 func (h *home) exec(args ...string) (string, int) {
 	out, err := h.command(args...).CombinedOutput()
 	var ee *exec.ExitError

@@ -216,12 +216,7 @@ func TestControlEndpointOutOfFiles(t *testing.T) {
 		if err != nil || st.Source != "endpoint" {
 			t.Fatalf("after the descriptors came back, the endpoint does not answer: %+v, %v\n%s", st, err, sup.out)
 		}
-		if out, code := h.exec("stop"); code != 0 || !strings.Contains(out, "stop: stopped") {
-			t.Fatalf("stop after the descriptors came back: exit %d\n%s", code, out)
-		}
-		if code := sup.exited(t, 30*time.Second); code != 0 {
-			t.Fatalf("supervisor exited %d:\n%s", code, sup.out)
-		}
+		h.stopClean(t, sup)
 		survived++
 	}
 	tally.add(count{"7b. control endpoint: out of file descriptors", tried, survived,
@@ -258,12 +253,7 @@ func TestControlEndpointUnreachable(t *testing.T) {
 		if err := os.Rename(addr+".moved", addr); err != nil {
 			t.Fatal(err)
 		}
-		if out, code := h.exec("stop"); code != 0 || !strings.Contains(out, "stop: stopped") {
-			t.Fatalf("stop: exit %d\n%s", code, out)
-		}
-		if code := sup.exited(t, 30*time.Second); code != 0 {
-			t.Fatalf("supervisor exited %d:\n%s", code, sup.out)
-		}
+		h.stopClean(t, sup)
 		survived++
 	}
 	tally.add(count{"7c. control endpoint: a running supervisor nobody reaches", tried, survived,
@@ -324,12 +314,7 @@ func TestControlEndpointSlowloris(t *testing.T) {
 		if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.Source != "endpoint" || st.State != supervisor.Running {
 			t.Fatalf("status while %d idle clients hold the endpoint: exit %d\n%s\nwant the endpoint's answer", attackers, code, out)
 		}
-		if out, code := h.exec("stop"); code != 0 {
-			t.Fatalf("stop: exit %d\n%s", code, out)
-		}
-		if code := sup.exited(t, 30*time.Second); code != 0 {
-			t.Fatalf("supervisor exited %d:\n%s", code, sup.out)
-		}
+		h.stopClean(t, sup)
 		survived++
 	}
 	tally.add(count{"7d. control endpoint: slowloris", tried, survived,

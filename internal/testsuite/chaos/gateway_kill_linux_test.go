@@ -65,12 +65,7 @@ func TestGatewaySIGKILL(t *testing.T) {
 		}
 		survived += n
 	}
-	if out, code := h.exec("stop"); code != 0 {
-		t.Fatalf("stop: %d %s", code, out)
-	}
-	if code := sup.exited(t, 30*time.Second); code != 0 {
-		t.Fatalf("supervisor exited %d\n%s", code, sup.out)
-	}
+	h.stopClean(t, sup)
 	if names := lockFiles(t, h.LockDir); len(names) != 1 || names[0] != filepath.Base(foreignLock) {
 		t.Fatalf("lock dir after stop: %v, want only the foreign gateway's lock", names)
 	}
