@@ -106,6 +106,26 @@ func TestPIDReuse(t *testing.T) {
 					pid = tt.setup(t, h, pid)
 				}
 				cmd, stdin, id := start(t, pid, tt.argv...)
+				if tt.setup != nil {
+					// The killed gateway's own files name it. A bystander
+					// that took its pid within the same clock tick (10 ms),
+					// with a gateway's command line, is that gateway by every
+					// rule Hermes has: the supervisor rightly refuses the home
+					// then. The layout wants the reuse Hermes can tell, so
+					// the bystander is started again until its tick is later.
+					gw, err := lockstore.ReadRecord(h.PIDFile())
+					if err != nil || gw.StartTime == nil {
+						t.Fatalf("the killed gateway's gateway.pid: %+v, %v", gw, err)
+					}
+					for tries := 0; *id.StartTime == *gw.StartTime; tries++ {
+						if tries == 1000 {
+							t.Fatalf("the bystander starts in the killed gateway's clock tick %d, 1000 times", *gw.StartTime)
+						}
+						_ = cmd.Process.Kill()
+						_ = cmd.Wait()
+						cmd, stdin, id = start(t, pid, tt.argv...)
+					}
+				}
 				defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 				if tt.files != nil {
 					tt.files(h, id)
