@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/syncbuf"
+
 	"github.com/hermes-agent/hermes-supervisor/internal/demogateway"
 	"github.com/hermes-agent/hermes-supervisor/internal/testkit/pidns"
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
@@ -209,26 +211,9 @@ func (h *home) env() []string {
 // proc is a process the test started, with its output kept for failures.
 type proc struct {
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *syncbuf.Buffer
 	done chan struct{}
 	err  error
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func (h *home) command(args ...string) *exec.Cmd {
@@ -244,7 +229,7 @@ func (h *home) command(args ...string) *exec.Cmd {
 func (h *home) start(t *testing.T, args ...string) *proc {
 	t.Helper()
 	cmd := h.command(args...)
-	p := &proc{cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
+	p := &proc{cmd: cmd, out: &syncbuf.Buffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/syncbuf"
 )
 
 // TestLogReaderGone runs the supervisor with its log going into a pipe
@@ -23,7 +25,7 @@ func TestLogReaderGone(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		p := &proc{cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
+		p := &proc{cmd: cmd, out: &syncbuf.Buffer{}, done: make(chan struct{})}
 		go func() { p.err = cmd.Wait(); close(p.done) }()
 		t.Cleanup(func() { _ = cmd.Process.Kill(); <-p.done })
 		st := h.waitHealthy(t, p, 0)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/demogateway"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/syncbuf"
 	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 	"github.com/hermes-agent/hermes-supervisor/supervisor"
 )
@@ -107,7 +108,7 @@ func TestNotifyFromOutsidePIDNamespace(t *testing.T) {
 		"--initial-backoff", "1ms", "--crash-loop-max", "2", "--",
 		bin, demogateway.Command, "-ignore-term", "-ready-delay", "1h")
 	cmd.Env = h.env()
-	sup := &proc{cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
+	sup := &proc{cmd: cmd, out: &syncbuf.Buffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = sup.out, sup.out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

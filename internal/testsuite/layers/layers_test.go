@@ -39,6 +39,7 @@ var rank = map[string]int{
 	"internal/testsuite/systemdtest": 6,
 	"platform/service":               2,
 	"internal/testkit/testdir":       0,
+	"internal/testkit/syncbuf":       0,
 	"internal/testkit/cgrouptest":    0,
 	// Test support that lays out files with real processes; it reads
 	// processes and locks only, never lockstore.

@@ -1,7 +1,6 @@
 package systemdtest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,11 +9,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/syncbuf"
 )
 
 // machines numbers the containers of this test process: their names (and
@@ -31,27 +31,9 @@ type machine struct {
 	mounted bool
 	nspawn  *exec.Cmd
 	exited  chan struct{}
-	console *syncBuffer
+	console *syncbuf.Buffer
 	init    int
 	cgroups []string
-}
-
-// syncBuffer collects the container's console for the failure message.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // requireHost skips the test, saying why, where a container cannot boot.
@@ -100,7 +82,7 @@ func hostNetwork(m *machine) { m.hostNet = true }
 // is the container's own unless an option says otherwise.
 func boot(t *testing.T, bin string, opts ...bootOption) *machine {
 	t.Helper()
-	m := &machine{t: t, name: fmt.Sprintf("hsd%d-%d", os.Getpid(), machines.Add(1)), bin: bin, console: &syncBuffer{}}
+	m := &machine{t: t, name: fmt.Sprintf("hsd%d-%d", os.Getpid(), machines.Add(1)), bin: bin, console: &syncbuf.Buffer{}}
 	for _, o := range opts {
 		o(m)
 	}
@@ -350,6 +332,16 @@ func (m *machine) execAs(user string, timeout time.Duration, argv ...string) (st
 	cmd.Env = env
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// lingeringUser adds user, with a home, and lingering, so that their user
+// manager runs without a login; it returns their uid once it does.
+func (m *machine) lingeringUser(user string) string {
+	m.must("useradd", "-m", user)
+	m.must("loginctl", "enable-linger", user)
+	uid := m.uid(user)
+	m.waitUnit("", "user@"+uid+".service", 10*time.Second, "the user manager running", active, "ActiveState")
+	return uid
 }
 
 func (m *machine) uid(user string) string {

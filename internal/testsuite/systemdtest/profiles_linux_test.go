@@ -44,10 +44,7 @@ func TestProfilesSideBySide(t *testing.T) {
 	began := time.Now()
 	m := boot(t, bin)
 	const user = "alice"
-	m.must("useradd", "-m", user)
-	m.must("loginctl", "enable-linger", user)
-	uid := m.uid(user)
-	m.waitUnit("", "user@"+uid+".service", 10*time.Second, "the user manager running", active, "ActiveState")
+	uid := m.lingeringUser(user)
 
 	// A stand-in for Hermes on the PATH, so that the units run the
 	// gateway as Hermes' own do (`hermes -p NAME gateway run`, which

@@ -30,10 +30,7 @@ func TestUserUnitAndSudo(t *testing.T) {
 	began := time.Now()
 	m := boot(t, bin)
 	const user = "alice"
-	m.must("useradd", "-m", user)
-	m.must("loginctl", "enable-linger", user)
-	uid := m.uid(user)
-	m.waitUnit("", "user@"+uid+".service", 10*time.Second, "the user manager running", active, "ActiveState")
+	uid := m.lingeringUser(user)
 
 	// The user's own hermes, on the PATH their login sets (Debian's
 	// ~/.profile adds ~/.local/bin), not on root's or sudo's.
