@@ -22,9 +22,8 @@ func newReaper() (*Reaper, error) {
 }
 
 // reap finds our zombie children that are no Tree's root and reaps them.
-// It reads our own children lists where the kernel keeps them
-// (/proc/self/task/*/children), a handful of files, and else the whole
-// process table; either way without r.mu, so that a Tree's walk, which
+// It reads the children list where the kernel puts our orphans (see
+// orphansOfOurs), one file, and else the whole process table; either way without r.mu, so that a Tree's walk, which
 // asks the Reaper about every process it reads, is not held up behind
 // it. Only the waits run under r.mu: no root can then be reaped by its
 // Tree, and its pid handed to a new child of ours, between the check and
@@ -78,21 +77,25 @@ func orphansOfOurs() ([]int, bool) {
 	if err != nil {
 		return nil, false
 	}
-	var out []int
+	return appendChildren(nil, b), true
+}
+
+// appendChildren appends the pids of a children file's text to out.
+func appendChildren(out []int, b []byte) []int {
 	for _, f := range strings.Fields(string(b)) {
 		if c, err := strconv.Atoi(f); err == nil && c > 0 {
 			out = append(out, c)
 		}
 	}
-	return out, true
+	return out
 }
 
 // childrenOf lists the children of process pid from each of its threads'
 // children file; ok is false where the kernel has none (built without
 // CONFIG_PROC_CHILDREN) or a list could not be read. The kernel reads
 // each list under RCU: a child being added or removed at that moment may
-// be missed, which costs a reap nothing but a delay to the next SIGCHLD;
-// an exited child stays on the list until it is reaped.
+// be missed (a walk stops what it finds, so a later round finds it); an
+// exited child stays on the list until it is reaped.
 func childrenOf(pid int) ([]int, bool) {
 	dir := "/proc/" + strconv.Itoa(pid) + "/task"
 	buf := make([]byte, 4096)
@@ -112,11 +115,7 @@ func childrenOf(pid int) ([]int, bool) {
 		if err != nil {
 			return nil, false
 		}
-		for _, f := range strings.Fields(string(b)) {
-			if c, err := strconv.Atoi(f); err == nil && c > 0 {
-				out = append(out, c)
-			}
-		}
+		out = appendChildren(out, b)
 	}
 	return out, true
 }
