@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/procstate/pyparse"
 )
 
 // FuzzParseRecord holds the parser to its contract: it never panics, and
@@ -91,9 +93,15 @@ func FuzzParseMarker(f *testing.F) {
 			return
 		}
 		fresh := m.Fresh(now)
-		if when, err := time.Parse(time.RFC3339Nano, m.WrittenAt); err != nil && fresh {
-			t.Fatalf("unparseable time %q counted as fresh", m.WrittenAt)
-		} else if err == nil && fresh && now.Sub(when) > MarkerTTL {
+		// Hermes reads written_at with datetime.fromisoformat, which takes
+		// more than RFC 3339 (any separator character: "2027-01-01000Z" is
+		// midnight); pyparse mirrors it, pinned to Python's own answers by
+		// its table tests.
+		when, aware, err := pyparse.FromISOFormat(m.WrittenAt)
+		switch {
+		case (err != nil || !aware) && fresh:
+			t.Fatalf("a time Python cannot read, or without a zone, %q counted as fresh", m.WrittenAt)
+		case err == nil && fresh && now.Sub(when) > MarkerTTL:
 			t.Fatalf("marker written at %v counted as fresh at %v", when, now)
 		}
 	})
