@@ -28,13 +28,17 @@ import (
 func (g *gateway) claim() (int, bool) {
 	if !g.o.naive {
 		// get_running_pid: a live gateway of this home refuses the start;
-		// a stale pid file goes.
-		if e, ok := g.judge(g.layout.PIDFile()); ok {
-			if e.Action == lockstore.ActionKeep {
-				g.say("gateway already running (PID %d)", e.Record.PID)
-				return exitRefused, false
+		// a stale pid file goes. Without one there is nothing to judge,
+		// and the whole-home scan judge does is skipped: it is most of a
+		// restart's start-up.
+		if _, err := os.Lstat(g.layout.PIDFile()); err == nil {
+			if e, ok := g.judge(g.layout.PIDFile()); ok {
+				if e.Action == lockstore.ActionKeep {
+					g.say("gateway already running (PID %d)", e.Record.PID)
+					return exitRefused, false
+				}
+				_ = os.Remove(g.layout.PIDFile())
 			}
-			_ = os.Remove(g.layout.PIDFile())
 		}
 	}
 	rec := lockstore.NewRecord(g.self, g.o.home)
