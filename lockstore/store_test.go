@@ -404,6 +404,48 @@ func TestStateFileMarkedStopped(t *testing.T) {
 	}
 }
 
+// TestSweepBeforeStartLeavesDeadState: the sweep before a start leaves a
+// running state file of a pid no process has to the gateway it starts,
+// and still marks stopped one whose pid another process took.
+func TestSweepBeforeStartLeavesDeadState(t *testing.T) {
+	other := startProc(t, "block", false)
+	reusedStart := *other.StartTime + 500
+	tests := []struct {
+		name        string
+		owner       procstate.Identity
+		wantStopped bool
+	}{
+		{"no such process", deadIdentity(t), false},
+		{"pid reused", procstate.Identity{PID: other.PID, StartTime: &reusedStart, Argv: []string{"hermes", "gateway", "run"}}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, l := newStore(t)
+			err := UpdateState(l, time.Now(), func(m map[string]any) {
+				b, _ := json.Marshal(NewRecord(tt.owner, l.Home))
+				_ = json.Unmarshal(b, &m)
+				m["gateway_state"] = "running"
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			before, _ := os.ReadFile(l.StateFile())
+			sum, err := s.SweepBeforeStart(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			after, _ := os.ReadFile(l.StateFile())
+			stopped := !bytes.Equal(before, after) && bytes.Contains(after, []byte(`"gateway_state":"stopped"`))
+			if stopped != tt.wantStopped || (!stopped && !bytes.Equal(before, after)) {
+				t.Fatalf("marked stopped %v, want %v; actions %v\nbefore %s\nafter  %s", stopped, tt.wantStopped, sum.Actions, before, after)
+			}
+			if want := map[bool]Action{true: ActionMarkStopped, false: ActionOK}[tt.wantStopped]; sum.Actions[want] != 1 {
+				t.Fatalf("actions %v, want one %s", sum.Actions, want)
+			}
+		})
+	}
+}
+
 func TestMarkersAndLeftovers(t *testing.T) {
 	s, l := newStore(t)
 	live := startProc(t, "block", true)

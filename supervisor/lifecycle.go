@@ -63,7 +63,7 @@ func (s *Supervisor) start(ctx context.Context) {
 	tm := s.timing
 	tm.mark("decide", time.Now())
 	s.whileBusy("sweeping the home and lock dir before a start", func() {
-		if _, err := s.store.SweepSummary(ctx); err != nil {
+		if _, err := s.store.SweepBeforeStart(ctx); err != nil {
 			s.log.Warn("some files could not be judged; starting anyway", zap.Error(err))
 		}
 	})
