@@ -142,6 +142,13 @@ func startTimeOf(raw json.RawMessage) (start *int64, bogus bool) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, false
 	}
+	if t := string(raw); len(t) <= 15 && isIntLiteral(t) {
+		// Exact as an int64 and as a float64 alike: what the float
+		// reading below gives, without its reflection.
+		if v, err := strconv.ParseInt(t, 10, 64); err == nil {
+			return &v, false
+		}
+	}
 	var f float64
 	if json.Unmarshal(raw, &f) != nil || f != math.Trunc(f) || math.Abs(f) >= 1<<62 {
 		return nil, true
@@ -199,8 +206,8 @@ func parseHermesRecord(data []byte, barePID bool) (hermesRecord, error) {
 		h.argvList = true
 		parts := make([]string, len(list))
 		for i, p := range list {
-			var s string
-			if json.Unmarshal(p, &s) != nil {
+			s, ok := stringOf(p)
+			if !ok {
 				s = string(p) // close enough to Python's str() of a number
 			}
 			parts[i] = s
@@ -208,8 +215,7 @@ func parseHermesRecord(data []byte, barePID bool) (hermesRecord, error) {
 		h.Argv, h.argvLine = parts, strings.Join(parts, " ")
 	}
 	str := func(k string) string {
-		var s string
-		_ = json.Unmarshal(fields[k], &s)
+		s, _ := stringOf(fields[k])
 		return s
 	}
 	h.Kind, h.HermesHome, h.Scope, h.IdentityHash = str("kind"), str("hermes_home"), str("scope"), str("identity_hash")
@@ -217,11 +223,22 @@ func parseHermesRecord(data []byte, barePID bool) (hermesRecord, error) {
 	if raw, ok := fields["metadata"]; ok && string(raw) != "null" {
 		h.Metadata = raw
 	}
-	var reason string
-	if json.Unmarshal(fields["exit_reason"], &reason) == nil && string(fields["exit_reason"]) != "null" {
+	if reason, ok := stringOf(fields["exit_reason"]); ok && string(fields["exit_reason"]) != "null" {
 		h.exitReason = &reason
 	}
 	return h, nil
+}
+
+// stringOf is json.Unmarshal of raw, a value of a document already
+// validated as JSON and as UTF-8, into a string. A string with no escape
+// is taken as it stands, without the reflection and second validation
+// that made decoding most of judging a lock file; ok is false where
+// Unmarshal fails.
+func stringOf(raw json.RawMessage) (s string, ok bool) {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw[1:n-1], '\\') < 0 {
+		return string(raw[1 : n-1]), true
+	}
+	return s, json.Unmarshal(raw, &s) == nil
 }
 
 // parseState reads gateway_state.json with the one reader.
