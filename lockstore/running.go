@@ -39,6 +39,12 @@ func (s *Store) Running(ctx context.Context) (Entry, bool) {
 	state, found := s.readRecord(s.layout.StateFile(), KindState, false, false)
 	st := readable(state, found)
 	s.judgeHome(s.rules(ctx, &h.lock.facts, &h.pid.facts, &state.facts), &h, st)
+	return running(&h, state, st)
+}
+
+// running is get_running_pid's answer on a home judged by judgeHome (see
+// Running); state is gateway_state.json's entry and st its facts.
+func running(h *homeFiles, state judged, st *fileFacts) (Entry, bool) {
 	switch getRunningPID(h.lockState, h.pidDecision, h.stateRuns) {
 	case runningPIDFile:
 		return h.pid.Entry, true

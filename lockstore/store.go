@@ -165,7 +165,7 @@ func entries(js []judged) []Entry {
 func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 	var out []judged
 	home := -1
-	err := s.judgeEach(ctx, false, nil, func(js []judged) {
+	_, err := s.judgeEach(ctx, false, nil, func(js []judged) {
 		out = append(out, js...)
 		if home < 0 {
 			home = len(out)
@@ -187,9 +187,9 @@ const judgeBatch = 2048
 // also here. ld, when not nil, is the lock dir the caller acts in: its
 // files are read through it, so that what is judged is in the directory
 // acted on.
-func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, f func([]judged)) error {
+func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, f func([]judged)) (*Entry, error) {
 	var errs []error
-	home, err := s.judgeHomeFiles(ctx)
+	home, runs, err := s.judgeHomeFiles(ctx)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -206,12 +206,13 @@ func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, f fu
 	if err != nil {
 		errs = append(errs, err)
 	}
-	return errors.Join(errs...)
+	return runs, errors.Join(errs...)
 }
 
 // judgeHomeFiles judges gateway.lock, gateway.pid, the state file, the
-// markers and the home's leftovers.
-func (s *Store) judgeHomeFiles(ctx context.Context) ([]judged, error) {
+// markers and the home's leftovers. runs is the gateway that runs in the
+// home as Running finds it, nil for none.
+func (s *Store) judgeHomeFiles(ctx context.Context) (_ []judged, runs *Entry, _ error) {
 	l := s.layout
 	var errs []error
 	h := s.readHome()
@@ -229,7 +230,11 @@ func (s *Store) judgeHomeFiles(ctx context.Context) ([]judged, error) {
 		errs = append(errs, err)
 	}
 	r := s.rules(ctx, &h.lock.facts, &h.pid.facts, &state.facts)
-	s.judgeHome(r, &h, readable(state, stateFound))
+	st := readable(state, stateFound)
+	s.judgeHome(r, &h, st)
+	if e, ok := running(&h, state, st); ok {
+		runs = &e
+	}
 	if stateFound && state.Action != ActionError {
 		s.settle(&state, r.stateFile(state.facts))
 	}
@@ -254,7 +259,7 @@ func (s *Store) judgeHomeFiles(ctx context.Context) ([]judged, error) {
 			errs = append(errs, e.Err)
 		}
 	}
-	return out, errors.Join(errs...)
+	return out, runs, errors.Join(errs...)
 }
 
 // judgeLockFiles judges the lock dir's files of names: Hermes' token

@@ -81,6 +81,10 @@ type Summary struct {
 	// sweep logs at most MaxSweepLines of them.
 	Unlogged int
 	Took     time.Duration
+	// Running is the gateway that runs in the home as Running finds it,
+	// judged with the rest (nil for none): the sweep keeps its files, so
+	// Running just after would find it again, reading the home again.
+	Running *Entry
 }
 
 // MaxSweepLines bounds the per-file lines one sweep logs of files it
@@ -125,7 +129,7 @@ func (s *Store) sweep(ctx context.Context, dryRun, beforeStart bool, each func([
 	sum := Summary{Actions: map[Action]int{}}
 	var errs []error
 	changed, kept := 0, 0 // per-file lines logged of each budget
-	err := s.judgeEach(ctx, !dryRun, ld, func(js []judged) {
+	runs, err := s.judgeEach(ctx, !dryRun, ld, func(js []judged) {
 		judgedErr := make([]bool, len(js))
 		for i := range js {
 			judgedErr[i] = js[i].Err != nil
@@ -156,7 +160,7 @@ func (s *Store) sweep(ctx context.Context, dryRun, beforeStart bool, each func([
 			each(js)
 		}
 	})
-	sum.Took = s.now().Sub(began)
+	sum.Took, sum.Running = s.now().Sub(began), runs
 	fields := []zap.Field{zap.Int("files", sum.Files), zap.Duration("took", sum.Took), zap.Bool("dry_run", dryRun)}
 	for _, a := range []Action{ActionSwept, ActionSweep, ActionQuarantined, ActionQuarantine, ActionMarkStopped, ActionKeep, ActionOK, ActionError} {
 		if n := sum.Actions[a]; n > 0 {

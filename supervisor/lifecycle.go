@@ -62,13 +62,16 @@ func (s *Supervisor) start(ctx context.Context) {
 	}
 	tm := s.timing
 	tm.mark("decide", time.Now())
+	var runs *lockstore.Entry
 	s.whileBusy("sweeping the home and lock dir before a start", func() {
-		if _, err := s.store.SweepBeforeStart(ctx); err != nil {
+		sum, err := s.store.SweepBeforeStart(ctx)
+		if err != nil {
 			s.log.Warn("some files could not be judged; starting anyway", zap.Error(err))
 		}
+		runs = sum.Running
 	})
 	tm.mark("sweep", time.Now())
-	if owner, ok := s.foreignOwner(ctx); ok {
+	if owner, ok := foreignOwner(runs); ok {
 		s.blocked++
 		delay := s.cfg.Policy.delay(s.blocked+1, s.rnd)
 		s.scheduleStart(delay, fmt.Sprintf(
@@ -145,12 +148,12 @@ func (s *Supervisor) start(ctx context.Context) {
 	}
 }
 
-// foreignOwner reports a live gateway, not ours, that holds the home, by
-// the same rules the sweep applies.
-func (s *Supervisor) foreignOwner(ctx context.Context) (string, bool) {
-	e, ok := s.store.Running(ctx)
+// foreignOwner says which live gateway holds the home, given what the
+// sweep just before the start found running there (nil for none). Ours
+// has exited by now, so a live one is not ours.
+func foreignOwner(e *lockstore.Entry) (string, bool) {
 	switch {
-	case !ok:
+	case e == nil:
 		return "", false
 	case e.Kind == lockstore.KindRuntimeLock:
 		return "gateway.lock is locked by another process", true
