@@ -446,6 +446,44 @@ func TestSweepBeforeStartLeavesDeadState(t *testing.T) {
 	}
 }
 
+// TestSweepSummaryRunning: the running gateway a sweep reports is the one
+// Running finds after it, so that the supervisor need not read the home
+// again before a start.
+func TestSweepSummaryRunning(t *testing.T) {
+	tests := []struct {
+		name   string
+		layout func(t *testing.T, l Layout)
+		want   Kind // "" for none
+	}{
+		{"nothing", func(t *testing.T, l Layout) {}, ""},
+		{"stale pid file", func(t *testing.T, l Layout) { writeRecord(t, l.PIDFile(), deadIdentity(t), l.Home) }, ""},
+		{"live gateway's pid file", func(t *testing.T, l Layout) {
+			writeRecord(t, l.PIDFile(), startProc(t, "block", true), l.Home)
+		}, KindPIDFile},
+		{"gateway.lock held", func(t *testing.T, l Layout) {
+			startProc(t, "lock", true, "LOCKSTORE_LOCK="+l.RuntimeLock())
+		}, KindRuntimeLock},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, l := newStore(t)
+			tt.layout(t, l)
+			sum, err := s.SweepBeforeStart(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			after, ok := s.Running(context.Background())
+			var got Kind
+			if sum.Running != nil {
+				got = sum.Running.Kind
+			}
+			if got != tt.want || ok != (tt.want != "") || (ok && after.Kind != got) {
+				t.Fatalf("sweep says running %q, Running after says %v %+v; want %q", got, ok, after, tt.want)
+			}
+		})
+	}
+}
+
 func TestMarkersAndLeftovers(t *testing.T) {
 	s, l := newStore(t)
 	live := startProc(t, "block", true)
