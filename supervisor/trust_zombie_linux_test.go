@@ -1,0 +1,138 @@
+package supervisor
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/pidns"
+)
+
+// TestZombieGroupNeedsAnOlderLeader attacks the rule that a successor
+// whose predecessor's gateway is gone (named in the state file or not)
+// kills the nonce carriers in a group whose leader is a zombie that
+// started no later than every carrier. A member of such a group is a
+// helper of the unrecorded gateway only when its leader is that old: a
+// zombie leader younger than another carrier is some other group (a
+// shell the agent started, and exited), and its members are left alone,
+// as is a carrier in a group of its own.
+func TestZombieGroupNeedsAnOlderLeader(t *testing.T) {
+	// Orphans come to us, so the member's end can be waited for.
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		t.Fatalf("no subreaper: %v", err)
+	}
+	t.Cleanup(func() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) })
+	for _, tt := range []struct {
+		name       string
+		older      bool // a carrier in a group of its own started before the leader
+		wantKilled bool
+	}{
+		{"leader older than every carrier", false, true},
+		{"leader younger than another carrier", true, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHome(t)
+			nonce, hash := newNonce()
+			env := []string{"HERMES_HOME=" + h.layout.Home, "HERMES_GATEWAY_LOCK_DIR=" + h.layout.LockDir, EnvNonce + "=" + nonce}
+			var older *sentinel
+			if tt.older {
+				older = startSentinel(t, env...)
+				awaitTickAfter(t, *older.id.StartTime)
+			}
+			leader := exec.Command(os.Args[0], "fork-bystander-and-exit")
+			leader.Env = append(os.Environ(), env...)
+			leader.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			in, _ := leader.StdinPipe()
+			out, _ := leader.StdoutPipe()
+			if err := leader.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// Not waited for until the end: the leader stays a zombie.
+			t.Cleanup(func() { _ = leader.Wait() })
+			line, err := bufio.NewReader(out).ReadString('\n')
+			if err != nil {
+				t.Fatal(err)
+			}
+			member, _ := strconv.Atoi(strings.TrimSpace(line))
+			t.Cleanup(func() { _ = syscall.Kill(member, syscall.SIGKILL) })
+			inspectSettled(t, member)
+			// The state file names a gateway that is gone, with the nonce.
+			gone := exec.Command("true")
+			if err := gone.Run(); err != nil {
+				t.Fatal(err)
+			}
+			start := int64(1)
+			writeState(t, h.layout, &Status{State: Running, BootID: thisBoot(t), NonceHash: hash, Command: []string{"/nonexistent/hermes"},
+				Child: &Child{PID: gone.Process.Pid, StartTime: &start, Argv: []string{"/nonexistent/hermes"}, NonceHash: hash}})
+			h.run(func(c *Config) {})
+			h.waitReady()
+			in.Close() // a member left alone now exits 0
+			ws := waitExit(t, member)
+			killed := ws.Signaled() || (ws.Exited() && ws.ExitStatus() == pidns.Signalled)
+			if killed != tt.wantKilled {
+				t.Fatalf("member of the zombie-led group: %v; want killed %v", ws, tt.wantKilled)
+			}
+			if older != nil {
+				older.untouched()
+			}
+		})
+	}
+}
+
+// awaitTickAfter returns once the clock start times are read in has
+// passed tick, so that a process started next starts later. It polls
+// /proc/uptime: the tick has no event to wait on, and it is 10 ms.
+func awaitTickAfter(t *testing.T, tick int64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, err := os.ReadFile("/proc/uptime")
+		if err != nil {
+			t.Fatal(err)
+		}
+		up, err := strconv.ParseFloat(strings.Fields(string(b))[0], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(up*100) > tick+1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("uptime %.2f s never passed tick %d", up, tick)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// waitExit reaps pid, a process re-parented to the test, failing the test
+// if it has not exited within 10 s.
+func waitExit(t *testing.T, pid int) unix.WaitStatus {
+	t.Helper()
+	type result struct {
+		ws  unix.WaitStatus
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var ws unix.WaitStatus
+		_, err := unix.Wait4(pid, &ws, 0, nil)
+		done <- result{ws, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		return r.ws
+	case <-time.After(10 * time.Second):
+		t.Fatalf("pid %d never exited", pid)
+	}
+	panic("unreachable")
+}
