@@ -228,8 +228,11 @@ func TestNotifyForgedFromHost(t *testing.T) {
 		}
 	}
 	// The gateway's own READY=1 and STATUS= are what the forger mimics.
-	before := waitStatus("the gateway ready by sd_notify", func(st notifyStatus) bool {
-		return st.State == "running" && st.Child != nil && st.Child.ReadyBy == "sd_notify READY=1" && st.Child.Status != ""
+	// Readiness itself may be credited to gateway_state.json, which the
+	// gateway writes just before its READY=1 (as Hermes does): a ready
+	// poll can land between the two. Its STATUS= shows its datagram came.
+	before := waitStatus("the gateway ready, its sd_notify STATUS= received", func(st notifyStatus) bool {
+		return st.State == "running" && st.Child != nil && st.Child.Ready && st.Child.Status != ""
 	})
 	gw := before.Child.PID
 	t.Logf("gateway %d ready by %s, status %q", gw, before.Child.ReadyBy, before.Child.Status)
@@ -317,8 +320,8 @@ func TestNotifyForgedFromHost(t *testing.T) {
 	}
 	// The next start takes the spare socket, and drops what was queued.
 	m.must(append(sup, "restart")...)
-	next := waitStatus("the next gateway ready by sd_notify", func(st notifyStatus) bool {
-		return st.State == "running" && st.Child != nil && st.Child.PID != gw && st.Child.ReadyBy == "sd_notify READY=1"
+	next := waitStatus("the next gateway ready, its sd_notify STATUS= received", func(st notifyStatus) bool {
+		return st.State == "running" && st.Child != nil && st.Child.PID != gw && st.Child.Ready && st.Child.Status != ""
 	})
 	if next.Child.Status == "forged" || next.Child.NotifyIgnored != 0 {
 		t.Errorf("the next gateway after the forgery: %+v", next.Child)
