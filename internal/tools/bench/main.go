@@ -181,7 +181,10 @@ func run(ctx context.Context, c config) (*report, error) {
 		return nil, err
 	}
 	if err := step("sweep cost", func() error {
-		r.sweep, err = sweepCost(ctx, c, child)
+		if r.sweep, err = sweepCost(ctx, c, child); err != nil {
+			return err
+		}
+		r.unlink, err = unlinkCost(500)
 		return err
 	}); err != nil {
 		return nil, err
