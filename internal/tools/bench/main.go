@@ -181,10 +181,7 @@ func run(ctx context.Context, c config) (*report, error) {
 		return nil, err
 	}
 	if err := step("sweep cost", func() error {
-		if r.sweep, err = sweepCost(ctx, c, child); err != nil {
-			return err
-		}
-		r.unlink, err = unlinkCost(500)
+		r.sweep, err = sweepCost(ctx, c, child)
 		return err
 	}); err != nil {
 		return nil, err
@@ -215,6 +212,16 @@ func run(ctx context.Context, c config) (*report, error) {
 	}
 	if err := step("output flood", func() error {
 		r.flood, err = floodCost(ctx, c)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	// After every section the targets are read from: its syncfs writes
+	// back whatever the file system holds dirty. Run right after the sweep
+	// rounds, it came before a 100 000-file start sweep that then took
+	// 47.6 us per file instead of about 27.
+	if err := step("unlink cost", func() error {
+		r.unlink, err = unlinkCost(500)
 		return err
 	}); err != nil {
 		return nil, err
