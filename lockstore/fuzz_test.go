@@ -29,6 +29,7 @@ func FuzzParseRecord(f *testing.F) {
 				t.Fatalf("Hermes reading accepted pid %d from %q", h.PID, data)
 			}
 		}
+		fastPathsAsUnmarshal(t, data)
 		GatewaySubcommand(string(data))
 		r, err := ParseRecord(data)
 		if err != nil {

@@ -2,8 +2,57 @@ package lockstore
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 )
+
+// fastPathsAsUnmarshal fails t unless stringOf and startTimeOf give, for
+// every value of the record data, what json.Unmarshal gives them.
+func fastPathsAsUnmarshal(t *testing.T, data []byte) {
+	t.Helper()
+	fields, _, err := readJSONFile(data, false)
+	if err != nil {
+		return
+	}
+	for k, raw := range fields {
+		var want string
+		wantOK := json.Unmarshal(raw, &want) == nil
+		if got, ok := stringOf(raw); got != want || ok != wantOK {
+			t.Fatalf("stringOf(%s) of %q = %q %v; json.Unmarshal gives %q %v", raw, k, got, ok, want, wantOK)
+		}
+		// startTimeOf's reading before the fast path, as the oracle.
+		var f float64
+		wantBogus := json.Unmarshal(raw, &f) != nil || f != math.Trunc(f) || math.Abs(f) >= 1<<62
+		if len(raw) == 0 || string(raw) == "null" {
+			wantBogus = false
+		}
+		got, bogus := startTimeOf(raw)
+		switch {
+		case bogus != wantBogus:
+			t.Fatalf("startTimeOf(%s): bogus %v, want %v", raw, bogus, wantBogus)
+		case !bogus && got != nil && *got != int64(f):
+			t.Fatalf("startTimeOf(%s) = %d, want %d", raw, *got, int64(f))
+		}
+	}
+}
+
+// TestFastPathsAsUnmarshal: the fast paths of the record reader on values
+// at their edges: escapes, non-strings, long and signed integers.
+func TestFastPathsAsUnmarshal(t *testing.T) {
+	for _, doc := range []string{
+		`{"a": "plain", "b": "", "c": "tab\tand \"quote\"", "d": "\u00e9\ud83d\ude00", "e": "é😀"}`,
+		`{"a": null, "b": 7, "c": true, "d": [], "e": {}, "f": "\\"}`,
+		`{"s": 0, "t": -0, "u": 999999999999999, "v": -999999999999999, "w": 1234567890123456, "x": 12345678901234567890, "y": 9007199254740993}`,
+		`{"s": 1e3, "t": 1.5, "u": 1.0, "v": -1E2, "w": 4611686018427387904, "x": "881234"}`,
+	} {
+		t.Run(doc, func(t *testing.T) {
+			if _, _, err := readJSONFile([]byte(doc), false); err != nil {
+				t.Fatalf("not a record: %v", err)
+			}
+			fastPathsAsUnmarshal(t, []byte(doc))
+		})
+	}
+}
 
 // TestPIDFromRecordIsPythons: _pid_from_record's int(record["pid"]) on the
 // record json.loads gives. The table was produced by Python 3.11.7 with

@@ -86,13 +86,15 @@ func TestZombieGroupNeedsAnOlderLeader(t *testing.T) {
 	}
 }
 
-// awaitTickAfter returns once the clock start times are read in has
-// passed tick, so that a process started next starts later. It polls
-// /proc/uptime: the tick has no event to wait on, and it is 10 ms.
+// awaitTickAfter returns once the clock that start times are counted in
+// (clock ticks since boot, as /proc/uptime reads it) has passed tick, so
+// that a process started next starts later. What it waits for is the
+// clock itself: it sleeps for the time left until then, as read from
+// /proc/uptime, and reads again.
 func awaitTickAfter(t *testing.T, tick int64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	const perTick = 10 * time.Millisecond // USER_HZ is 100 on Linux
+	for range 100 {
 		b, err := os.ReadFile("/proc/uptime")
 		if err != nil {
 			t.Fatal(err)
@@ -101,14 +103,13 @@ func awaitTickAfter(t *testing.T, tick int64) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if int64(up*100) > tick+1 {
+		left := time.Duration(tick+2)*perTick - time.Duration(up*float64(time.Second))
+		if left <= 0 {
 			return
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("uptime %.2f s never passed tick %d", up, tick)
-		}
-		time.Sleep(time.Millisecond)
+		time.Sleep(left)
 	}
+	t.Fatalf("the clock never passed tick %d", tick)
 }
 
 // waitExit reaps pid, a process re-parented to the test, failing the test

@@ -29,8 +29,8 @@ func (g *gateway) claim() (int, bool) {
 	if !g.o.naive {
 		// get_running_pid: a live gateway of this home refuses the start;
 		// a stale pid file goes. Without one there is nothing to judge,
-		// and the whole-home scan judge does is skipped: it is most of a
-		// restart's start-up.
+		// and judge's scan of the whole home, most of a restart's start-up,
+		// is not run.
 		if _, err := os.Lstat(g.layout.PIDFile()); err == nil {
 			if e, ok := g.judge(g.layout.PIDFile()); ok {
 				if e.Action == lockstore.ActionKeep {

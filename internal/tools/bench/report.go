@@ -114,7 +114,7 @@ func (r *report) write(dir string) error {
 	if u := r.unlink; u.files > 0 {
 		p("These rounds remove files moments after they were written, before the kernel has written them back. ")
 		p("A plain unlink of a small file cost %s here when fresh and %s once written back (%d files each, after `syncfs`): ", u.fresh.Round(100*time.Nanosecond), u.flushed.Round(100*time.Nanosecond), u.files)
-		p("what freeing blocks already on disk adds, which a file system that discards them as it frees them (ext4 mounted with `discard`) waits for. ")
+		p("what freeing blocks already on disk adds, which a file system that discards blocks as it frees them waits for (ext4 without a journal, mounted with `discard`, does). ")
 		p("Stale files a power cut leaves are on disk, so on such a disk a sweep pays that difference for each file it removes, on top of the times above.\n\n")
 	}
 
