@@ -13,10 +13,12 @@ import (
 // check and probe joined into one: Hold opens the file, stamps the very
 // file it opened and locks it, and on POSIX keeps the lock through the
 // rename and the unlink, so that no process can take it between the probe
-// and the move. Per file that is an open, fstat, flock, rename, fstatat,
-// unlink and close, each on a name in the opened directory.
-func (s *Store) removeIn(ctx context.Context, ld *safefs.Dir, root *os.Root, name string, e *judged) {
-	stale := name + ".stale"
+// and the move. The file is renamed aside into the bin (see binName), or
+// to <name>.stale without one. Per file that is an open, fstat, flock,
+// rename, fstatat, unlink and close, each on a name in an opened
+// directory.
+func (s *Store) removeIn(ctx context.Context, ld *safefs.Dir, bin *sweepBin, name string, e *judged) {
+	to, aside := bin.aside(ld, name)
 	if s.beforeRemove != nil {
 		s.beforeRemove(e.Path)
 	}
@@ -25,7 +27,7 @@ func (s *Store) removeIn(ctx context.Context, ld *safefs.Dir, root *os.Root, nam
 		return
 	}
 	defer h.Release()
-	if err := ld.Rename(name, stale); err != nil {
+	if err := ld.MoveTo(name, to, aside); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			e.Action, e.Reason = ActionOK, "already gone"
 			return
@@ -35,13 +37,15 @@ func (s *Store) removeIn(ctx context.Context, ld *safefs.Dir, root *os.Root, nam
 	}
 	// As in remove: an unchanged stamp proves nobody replaced or rewrote
 	// the file since it was judged.
-	if st, err := ld.Stamp(stale); err != nil || !st.Same(e.stamp) {
-		s.rejudge(ctx, root, name, e)
-		if e.Action == ActionKeep {
+	if st, err := to.Stamp(aside); err != nil || !st.Same(e.stamp) {
+		now, _, err := to.Read(aside, MaxRecordSize+1)
+		if s.claimedSince(ctx, now, err, e) {
+			_ = to.LinkTo(aside, ld, name) // fails harmlessly if a newer file took the name
+			_ = to.Remove(aside)
 			return
 		}
 	}
-	if err := ld.Remove(stale); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := to.Remove(aside); err != nil && !errors.Is(err, os.ErrNotExist) {
 		s.fail(e, "remove", err)
 		return
 	}

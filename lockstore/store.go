@@ -113,6 +113,9 @@ type judged struct {
 	Entry
 	facts fileFacts        // what was read, for the rules
 	stamp safefs.FileStamp // the version judged, to see if it was replaced
+	// in is the directory the file was listed in and is acted on through,
+	// when it is not the home or the lock dir (the bin's leftovers).
+	in *safefs.Dir
 }
 
 // set records the rules' decision on e.
@@ -165,7 +168,7 @@ func entries(js []judged) []Entry {
 func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 	var out []judged
 	home := -1
-	_, err := s.judgeEach(ctx, false, nil, func(js []judged) {
+	_, err := s.judgeEach(ctx, false, false, nil, func(js []judged) {
 		out = append(out, js...)
 		if home < 0 {
 			home = len(out)
@@ -180,29 +183,49 @@ func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 const judgeBatch = 2048
 
 // judgeEach judges every file, the home's first, then the lock dir's in
-// batches of judgeBatch as they are listed, and hands each batch to f
-// before listing and judging the next. The error joins every file's.
-// With acting, the caller acts on every batch: a token lock it would move
-// is then probed for a holder only just before the move (removeIn), not
-// also here. ld, when not nil, is the lock dir the caller acts in: its
-// files are read through it, so that what is judged is in the directory
-// acted on.
-func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, f func([]judged)) (*Entry, error) {
+// batches of judgeBatch as they are listed, and hands each batch to f.
+// The error joins every file's. With acting, the caller acts on every
+// batch: a token lock it would move is then probed for a holder only just
+// before the move (removeIn), not also here. ld, when not nil, is the
+// lock dir the caller acts in: its files are read through it, so that
+// what is judged is in the directory acted on.
+//
+// With ahead, the next batch is listed and judged while f acts on this
+// one: on two cores the judging, reads and parsing, then fits beside the
+// renames, which take turns on the lock dir's own lock. It is only for
+// callers whose acts add no name to the lock dir (they rename into the
+// bin), so that no name is listed that the sweep itself made.
+func (s *Store) judgeEach(ctx context.Context, acting, ahead bool, ld *safefs.Dir, f func([]judged)) (*Entry, error) {
 	var errs []error
 	home, runs, err := s.judgeHomeFiles(ctx)
 	if err != nil {
 		errs = append(errs, err)
 	}
 	f(home)
-	err = s.eachLockDirBatch(judgeBatch, func(names []string) {
-		js := s.judgeLockFiles(ctx, names, acting, ld)
+	handle := func(js []judged) {
 		for _, e := range js {
 			if e.Err != nil {
 				errs = append(errs, e.Err)
 			}
 		}
 		f(js)
-	})
+	}
+	judge := func(names []string) []judged { return s.judgeLockFiles(ctx, names, acting, ld) }
+	if !ahead {
+		err = s.eachLockDirBatch(judgeBatch, func(names []string) { handle(judge(names)) })
+	} else {
+		// One batch waits judged while f acts on another: what the sweep
+		// holds stays bounded by a few batches.
+		batches, listed := make(chan []judged, 1), make(chan error, 1)
+		go func() {
+			listed <- s.eachLockDirBatch(judgeBatch, func(names []string) { batches <- judge(names) })
+			close(batches)
+		}()
+		for js := range batches {
+			handle(js)
+		}
+		err = <-listed
+	}
 	if err != nil {
 		errs = append(errs, err)
 	}

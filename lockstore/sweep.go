@@ -35,8 +35,21 @@ func (s *Store) leftovers(dir string, match func(string) bool) ([]judged, error)
 // judgeLeftover: half-done renames and temp files are garbage once they are
 // old enough that no writer can still be working on them.
 func (s *Store) judgeLeftover(path string) (judged, bool) {
-	e := judged{Entry: Entry{Path: path, Kind: KindLeftover, Verdict: procstate.Dead}}
 	st, err := safefs.Stamp(path)
+	return s.judgeLeftoverStamp(path, st, err)
+}
+
+// judgeLeftoverIn is judgeLeftover of path, a file in d, stamped through
+// d; it is acted on through d too.
+func (s *Store) judgeLeftoverIn(d *safefs.Dir, path string) (judged, bool) {
+	st, err := d.Stamp(filepath.Base(path))
+	e, ok := s.judgeLeftoverStamp(path, st, err)
+	e.in = d
+	return e, ok
+}
+
+func (s *Store) judgeLeftoverStamp(path string, st safefs.FileStamp, err error) (judged, bool) {
+	e := judged{Entry: Entry{Path: path, Kind: KindLeftover, Verdict: procstate.Dead}}
 	if errors.Is(err, os.ErrNotExist) {
 		return e, false
 	}
@@ -126,17 +139,19 @@ func (s *Store) sweep(ctx context.Context, dryRun, beforeStart bool, each func([
 			}
 		}
 	}
+	bin := s.openBin(ld)
+	defer bin.close()
 	sum := Summary{Actions: map[Action]int{}}
 	var errs []error
 	changed, kept := 0, 0 // per-file lines logged of each budget
-	runs, err := s.judgeEach(ctx, !dryRun, ld, func(js []judged) {
+	handle := func(js []judged) {
 		judgedErr := make([]bool, len(js))
 		for i := range js {
 			judgedErr[i] = js[i].Err != nil
 		}
 		if !dryRun {
 			// Each file's rename, re-check and unlink touch that file alone.
-			parallel(len(js), func(i int) { s.act(ctx, dirs, ld, &js[i], beforeStart) })
+			parallel(len(js), func(i int) { s.act(ctx, dirs, ld, bin, &js[i], beforeStart) })
 		}
 		for i := range js {
 			e := &js[i]
@@ -159,7 +174,19 @@ func (s *Store) sweep(ctx context.Context, dryRun, beforeStart bool, each func([
 		if each != nil {
 			each(js)
 		}
-	})
+	}
+	runs, err := s.judgeEach(ctx, !dryRun, bin != nil, ld, handle)
+	// The bin last: a leftover there is old, so no file of this sweep.
+	if left, lerr := bin.leftovers(s); lerr != nil {
+		errs = append(errs, lerr)
+	} else if len(left) > 0 {
+		for _, e := range left {
+			if e.Err != nil {
+				errs = append(errs, e.Err)
+			}
+		}
+		handle(left)
+	}
 	sum.Took, sum.Running = s.now().Sub(began), runs
 	fields := []zap.Field{zap.Int("files", sum.Files), zap.Duration("took", sum.Took), zap.Bool("dry_run", dryRun)}
 	for _, a := range []Action{ActionSwept, ActionSweep, ActionQuarantined, ActionQuarantine, ActionMarkStopped, ActionKeep, ActionOK, ActionError} {
@@ -193,7 +220,13 @@ func (s *Store) logEntry(e Entry) {
 	s.log.Info("sweep", fields...)
 }
 
-func (s *Store) act(ctx context.Context, dirs sweepDirs, ld *safefs.Dir, e *judged, beforeStart bool) {
+func (s *Store) act(ctx context.Context, dirs sweepDirs, ld *safefs.Dir, bin *sweepBin, e *judged, beforeStart bool) {
+	if e.in != nil {
+		if e.Action == ActionSweep {
+			s.removeHeld(e.in, filepath.Base(e.Path), e)
+		}
+		return
+	}
 	var root *os.Root
 	var name string
 	if e.Action == ActionSweep || e.Action == ActionQuarantine {
@@ -217,7 +250,7 @@ func (s *Store) act(ctx context.Context, dirs sweepDirs, ld *safefs.Dir, e *judg
 			return
 		}
 		if ld != nil && root == dirs.lock {
-			s.removeIn(ctx, ld, root, name, e)
+			s.removeIn(ctx, ld, bin, name, e)
 			return
 		}
 		s.remove(ctx, root, name, e)
@@ -349,8 +382,10 @@ func (s *Store) remove(ctx context.Context, root *os.Root, name string, e *judge
 	// The rename keeps the inode: an unchanged stamp proves nobody
 	// replaced or rewrote the file since it was judged, without reading it.
 	if st, err := safefs.RootStamp(root, stale); err != nil || !st.Same(e.stamp) {
-		s.rejudge(ctx, root, name, e)
-		if e.Action == ActionKeep {
+		now, _, err := safefs.ReadRoot(root, stale, MaxRecordSize+1)
+		if s.claimedSince(ctx, now, err, e) {
+			_ = root.Link(stale, name) // fails harmlessly if a newer file took the name
+			_ = safefs.RemoveIn(root, stale)
 			return
 		}
 	}
@@ -361,17 +396,16 @@ func (s *Store) remove(ctx context.Context, root *os.Root, name string, e *judge
 	e.Action = ActionSwept
 }
 
-// rejudge looks again at a file that changed between judging and the
-// rename to .stale: a gateway that just claimed it gets it back.
-func (s *Store) rejudge(ctx context.Context, root *os.Root, name string, e *judged) {
-	stale := name + ".stale"
-	now, _, err := safefs.ReadRoot(root, stale, MaxRecordSize+1)
+// claimedSince looks again at the bytes now of a file that changed
+// between its judgement and its rename aside (err: they could not be
+// read): whether a gateway has just claimed it and must get it back.
+func (s *Store) claimedSince(ctx context.Context, now []byte, err error, e *judged) bool {
 	if err != nil || bytes.Equal(now, e.facts.data) {
-		return
+		return false
 	}
 	f := recordFacts(now, time.Time{}, e.Kind == KindPIDFile, nil)
 	if f.err != nil {
-		return
+		return false
 	}
 	// Whoever wrote it just now gets it back if it is a live gateway; the
 	// gateway.lock rule is left out, since it may be mid-claim.
@@ -380,12 +414,12 @@ func (s *Store) rejudge(ctx context.Context, root *os.Root, name string, e *judg
 	if e.Kind == KindScopedLock {
 		r = rules.scopedRecord(f.rec)
 	}
-	if r.keep {
-		_ = root.Link(stale, name) // fails harmlessly if a newer file took the name
-		_ = safefs.RemoveIn(root, stale)
-		e.Record, e.Action, e.Reason = &f.rec.Record, ActionKeep, "claimed by a live gateway during the sweep"
-		e.Verdict = procstate.Alive
+	if !r.keep {
+		return false
 	}
+	e.Record, e.Action, e.Reason = &f.rec.Record, ActionKeep, "claimed by a live gateway during the sweep"
+	e.Verdict = procstate.Alive
+	return true
 }
 
 func (s *Store) fail(e *judged, op string, err error) {

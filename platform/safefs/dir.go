@@ -38,7 +38,31 @@ func (d *Dir) Stamp(name string) (FileStamp, error) { return d.stamp(name) }
 
 // Rename renames oldname to newname, both names in the directory,
 // replacing a file at newname.
-func (d *Dir) Rename(oldname, newname string) error { return d.rename(oldname, newname) }
+func (d *Dir) Rename(oldname, newname string) error { return d.moveTo(oldname, d, newname) }
+
+// MoveTo renames oldname in d to newname in to, replacing a file at
+// newname. Between two directories it fails with errors.ErrUnsupported
+// where Sub does.
+func (d *Dir) MoveTo(oldname string, to *Dir, newname string) error {
+	return d.moveTo(oldname, to, newname)
+}
+
+// LinkTo gives the file oldname in d the name newname in to as well,
+// never replacing a file at newname (os.ErrExist). Between two
+// directories it fails with errors.ErrUnsupported where Sub does.
+func (d *Dir) LinkTo(oldname string, to *Dir, newname string) error {
+	return d.linkTo(oldname, to, newname)
+}
+
+// Sub opens the directory name in d as a Dir private to this user, making
+// it with mode 0700 if there is none. It refuses, with ErrUnsafeDir, to
+// make one in a directory another user owns, and to open a link, or a
+// directory that another user owns or that anyone else may enter. On
+// Windows it fails with errors.ErrUnsupported.
+func (d *Dir) Sub(name string) (*Dir, error) { return d.sub(name) }
+
+// Names lists the names in the directory, in no order.
+func (d *Dir) Names() ([]string, error) { return d.names() }
 
 // Remove removes the file name, never a directory.
 func (d *Dir) Remove(name string) error { return d.remove(name) }

@@ -4,6 +4,8 @@ package safefs
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -105,17 +107,78 @@ func (d *Dir) stamp(name string) (FileStamp, error) {
 	return stampOf(&st), nil
 }
 
-func (d *Dir) rename(oldname, newname string) error {
-	if err := plainName(oldname); err != nil {
+func (d *Dir) moveTo(oldname string, to *Dir, newname string) error {
+	if err := plainNames(oldname, newname); err != nil {
 		return err
 	}
-	if err := plainName(newname); err != nil {
-		return err
-	}
-	if err := unix.Renameat(d.sys.fd, oldname, d.sys.fd, newname); err != nil {
+	if err := unix.Renameat(d.sys.fd, oldname, to.sys.fd, newname); err != nil {
 		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: err}
 	}
 	return nil
+}
+
+func (d *Dir) linkTo(oldname string, to *Dir, newname string) error {
+	if err := plainNames(oldname, newname); err != nil {
+		return err
+	}
+	// Flags 0: a link at oldname is linked, not followed.
+	if err := unix.Linkat(d.sys.fd, oldname, to.sys.fd, newname, 0); err != nil {
+		return &os.LinkError{Op: "link", Old: oldname, New: newname, Err: err}
+	}
+	return nil
+}
+
+func plainNames(names ...string) error {
+	for _, n := range names {
+		if err := plainName(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *Dir) sub(name string) (*Dir, error) {
+	if err := plainName(name); err != nil {
+		return nil, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(d.sys.fd, &st); err != nil {
+		return nil, &os.PathError{Op: "stat", Path: ".", Err: err}
+	}
+	if int(st.Uid) != os.Geteuid() {
+		return nil, fmt.Errorf("%s: the directory it would be made in is owned by uid %d, not %d: %w", name, st.Uid, os.Geteuid(), ErrUnsafeDir)
+	}
+	fd, err := openatRetry(d.sys.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+	if errors.Is(err, unix.ENOENT) {
+		if err = unix.Mkdirat(d.sys.fd, name, 0o700); err == nil || errors.Is(err, unix.EEXIST) {
+			fd, err = openatRetry(d.sys.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+		}
+	}
+	switch {
+	case errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR):
+		return nil, fmt.Errorf("%s is not a directory (a link?): %w", name, ErrUnsafeDir)
+	case err != nil:
+		return nil, &os.PathError{Op: "open", Path: name, Err: err}
+	}
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, &os.PathError{Op: "stat", Path: name, Err: err}
+	}
+	if int(st.Uid) != os.Geteuid() || st.Mode&0o077 != 0 {
+		unix.Close(fd)
+		return nil, fmt.Errorf("%s has owner %d and mode %#o, not %d and 0700: %w", name, st.Uid, st.Mode&0o7777, os.Geteuid(), ErrUnsafeDir)
+	}
+	f := os.NewFile(uintptr(fd), name)
+	return &Dir{sys: dirSys{f: f, fd: fd}}, nil
+}
+
+func (d *Dir) names() ([]string, error) {
+	// From the start each time: the descriptor's offset is where the
+	// last listing ended.
+	if _, err := d.sys.f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	return d.sys.f.Readdirnames(-1)
 }
 
 func (d *Dir) remove(name string) error {

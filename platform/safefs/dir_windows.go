@@ -1,6 +1,10 @@
 package safefs
 
-import "os"
+import (
+	"errors"
+	"fmt"
+	"os"
+)
 
 // dirSys: on Windows every call goes through the os.Root, whose calls on
 // a name are as cheap as any here.
@@ -15,7 +19,34 @@ func (d *Dir) read(name string, limit int) ([]byte, FileStamp, error) {
 
 func (d *Dir) stamp(name string) (FileStamp, error) { return rootStamp(d.root, name) }
 
-func (d *Dir) rename(oldname, newname string) error { return d.root.Rename(oldname, newname) }
+func (d *Dir) moveTo(oldname string, to *Dir, newname string) error {
+	if to != d {
+		return fmt.Errorf("rename %s to another directory: %w", oldname, errors.ErrUnsupported)
+	}
+	return d.root.Rename(oldname, newname)
+}
+
+func (d *Dir) linkTo(oldname string, to *Dir, newname string) error {
+	if to != d {
+		return fmt.Errorf("link %s into another directory: %w", oldname, errors.ErrUnsupported)
+	}
+	return d.root.Link(oldname, newname)
+}
+
+// sub: every call here goes through an os.Root, which renames only
+// within itself, so a sweep on Windows renames aside in the lock dir.
+func (d *Dir) sub(name string) (*Dir, error) {
+	return nil, fmt.Errorf("%s: %w", name, errors.ErrUnsupported)
+}
+
+func (d *Dir) names() ([]string, error) {
+	f, err := d.root.Open(".")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
 
 func (d *Dir) remove(name string) error { return removeIn(d.root, name) }
 

@@ -435,15 +435,24 @@ func recordPID(path string) int {
 	return r.PID
 }
 
-// lockFiles lists the names in dir, sorted.
+// lockFiles lists the names in dir, sorted, but for the sweep's bin,
+// which it requires to be empty.
 func lockFiles(t *testing.T, dir string) []string {
 	t.Helper()
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	bin := lockstore.Layout{LockDir: dir}.SweepBin()
 	var names []string
 	for _, e := range ents {
+		if e.Name() == filepath.Base(bin) {
+			// The sweep's own directory: to be empty, not listed.
+			if left, err := os.ReadDir(bin); err != nil || len(left) > 0 {
+				t.Fatalf("the sweep's bin %s holds %v (%v); want it empty", bin, left, err)
+			}
+			continue
+		}
 		names = append(names, e.Name())
 	}
 	return names

@@ -100,8 +100,8 @@ func (r *report) write(dir string) error {
 	p("## 2. Judging and sweeping N stale lock files\n\n")
 	p("N scoped locks in a fresh lock dir: a third name dead pids, a third live unrelated processes with another start time (reused pids), a third five live demo gateways. ")
 	p("Dead and reused files each name a distinct identity, so no verdict comes from the per-sweep cache; the live gateways' do, as they would in life. ")
-	p("Timed: `Store.Scan` (judge only, as `sweep --dry-run`) and `Store.Sweep` (judge, rename to `.stale`, judge again, unlink). Every round is checked: all stale files gone, every live gateway's file kept. ")
-	p("Large sweeps judge and remove files on GOMAXPROCS goroutines (here %d); the lock dir is listed and judged 2048 names at a time, so a sweep holds a batch of names, not the whole directory. \"Per added file\" is the slope of the median between neighbouring N: the fixed cost of reading the home's own files is not spread over the lock files.\n\n", r.machine.cores)
+	p("Timed: `Store.Scan` (judge only, as `sweep --dry-run`) and `Store.Sweep` (judge; lock, rename into the sweep's bin `.hermes-supervisor-sweep/`, check it is the inode judged, unlink). Every round is checked: all stale files gone, every live gateway's file kept. ")
+	p("Large sweeps judge and remove files on GOMAXPROCS goroutines (here %d); the lock dir is listed and judged 2048 names at a time, the next batch while the one before is acted on, so a sweep holds a few batches of names, not the whole directory. \"Per added file\" is the slope of the median between neighbouring N: the fixed cost of reading the home's own files is not spread over the lock files.\n\n", r.machine.cores)
 	p("| N | rounds | swept / kept | scan median ms | sweep min ms | sweep median ms | sweep p90 ms | sweep max ms | median / N | per added file |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range r.sweep {
 		marginal := ""

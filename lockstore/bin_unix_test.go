@@ -1,0 +1,296 @@
+//go:build unix
+
+package lockstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
+)
+
+// TestSweepAddsNoNameToTheLockDir: a stale lock goes out through the bin,
+// so a file already called <name>.stale, which a rename beside it would
+// replace, keeps its bytes; the bin is private and empty afterwards.
+func TestSweepAddsNoNameToTheLockDir(t *testing.T) {
+	s, l := newStore(t)
+	path := l.ScopedLock("telegram-bot-token", "a")
+	writeRecord(t, path, deadIdentity(t), l.Home)
+	sentinel := []byte("not the sweep's to replace\n")
+	if err := os.WriteFile(path+".stale", sentinel, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	es, err := s.Sweep(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := byPath(es)[path]; got.Action != ActionSwept {
+		t.Fatalf("the stale lock: %+v, want swept", got)
+	}
+	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the stale lock is still there: %v", err)
+	}
+	if b, err := os.ReadFile(path + ".stale"); err != nil || !bytes.Equal(b, sentinel) {
+		t.Fatalf("<name>.stale = %q, %v; want it intact", b, err)
+	}
+	fi, err := os.Lstat(l.SweepBin())
+	if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("the bin: %v, %v; want a directory of mode 0700", fi, err)
+	}
+	if des, err := os.ReadDir(l.SweepBin()); err != nil || len(des) != 0 {
+		t.Fatalf("the bin holds %v (%v); want it empty", des, err)
+	}
+}
+
+// TestSweepPutsAClaimBackFromTheBin: a gateway rewrites the stale lock in
+// place, as a claim, after it was judged and before it is moved: the
+// file moved into the bin is no longer the one judged, so it is read
+// there, found to be a live gateway's, and linked back under its name.
+func TestSweepPutsAClaimBackFromTheBin(t *testing.T) {
+	live := startProc(t, "block", true)
+	s, l := newStore(t)
+	path := l.ScopedLock("telegram-bot-token", "a")
+	writeRecord(t, path, deadIdentity(t), l.Home)
+	var claim []byte
+	s.beforeRemove = func(p string) {
+		if p != path {
+			return
+		}
+		tmp := filepath.Join(testdir.New(t), "claim")
+		claim = writeRecord(t, tmp, live, l.Home)
+		// In place: the inode stays the one judged, its bytes do not.
+		if err := os.WriteFile(path, claim, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	es, err := s.Sweep(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := byPath(es)[path]; got.Action != ActionKeep || !strings.Contains(got.Reason, "claimed") {
+		t.Fatalf("the claimed lock: %+v, want kept as claimed", got)
+	}
+	if b, err := os.ReadFile(path); err != nil || !bytes.Equal(b, claim) {
+		t.Fatalf("the lock = %q, %v; want the claim back", b, err)
+	}
+	if des, err := os.ReadDir(l.SweepBin()); err != nil || len(des) != 0 {
+		t.Fatalf("the bin holds %v (%v); want it empty", des, err)
+	}
+}
+
+// TestSweepRefusesAnUnsafeBin: a bin that is a link, that others may
+// enter, or that another user owns is not used. The sweep renames aside
+// beside the lock instead, and nothing behind the bin is touched.
+func TestSweepRefusesAnUnsafeBin(t *testing.T) {
+	old := time.Now().Add(-time.Hour)
+	tests := []struct {
+		name string
+		make func(t *testing.T, bin string) (inside string)
+	}{
+		{"a link to another directory", func(t *testing.T, bin string) string {
+			elsewhere := testdir.New(t)
+			if err := os.Symlink(elsewhere, bin); err != nil {
+				t.Fatal(err)
+			}
+			return elsewhere
+		}},
+		{"a directory anyone may enter", func(t *testing.T, bin string) string {
+			if err := os.Mkdir(bin, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(bin, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			return bin
+		}},
+		{"another user's directory", func(t *testing.T, bin string) string {
+			if err := os.Mkdir(bin, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Lchown(bin, os.Geteuid()+1, os.Getegid()); err != nil {
+				t.Fatalf("chown (the suite runs as root in CI): %v", err)
+			}
+			return bin
+		}},
+		{"a file", func(t *testing.T, bin string) string {
+			if err := os.WriteFile(bin, []byte("x"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return ""
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, l := newStore(t)
+			path := l.ScopedLock("telegram-bot-token", "a")
+			writeRecord(t, path, deadIdentity(t), l.Home)
+			inside := tt.make(t, l.SweepBin())
+			var bait string
+			if inside != "" {
+				// A leftover of the bin's shape, old enough to sweep:
+				// refused, the bin's files are not judged at all.
+				bait = filepath.Join(inside, filepath.Base(path)+".0123456789abcdef")
+				if err := os.WriteFile(bait, []byte("bait"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chtimes(bait, old, old); err != nil {
+					t.Fatal(err)
+				}
+			}
+			es, err := s.Sweep(context.Background(), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := byPath(es)[path]; got.Action != ActionSwept {
+				t.Fatalf("the stale lock: %+v, want swept beside itself", got)
+			}
+			if _, err := os.Lstat(path + ".stale"); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf(".stale left behind: %v", err)
+			}
+			if bait != "" {
+				if b, err := os.ReadFile(bait); err != nil || string(b) != "bait" {
+					t.Fatalf("the file in the refused bin = %q, %v; want it intact", b, err)
+				}
+			}
+		})
+	}
+}
+
+// TestSweepBinLeftovers: files a killed sweep left in the bin are removed
+// once they are old enough that no sweep can still be between its rename
+// and its unlink, unless a process holds one locked; names of another
+// shape are not the sweep's.
+func TestSweepBinLeftovers(t *testing.T) {
+	s, l := newStore(t)
+	if err := os.Mkdir(l.SweepBin(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-2 * LeftoverAge)
+	lock := filepath.Base(l.ScopedLock("telegram-bot-token", "a"))
+	tests := []struct {
+		name  string
+		old   bool
+		held  bool
+		swept bool
+	}{
+		{lock + ".0123456789abcdef", true, false, true},
+		{lock + ".fedcba9876543210", false, false, false},
+		{lock + ".00000000000000aa", true, true, false},
+		{lock + ".stale", true, false, false},
+		{"notes.txt", true, false, false},
+	}
+	for _, tt := range tests {
+		p := filepath.Join(l.SweepBin(), tt.name)
+		if err := os.WriteFile(p, []byte(tt.name), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if tt.old {
+			if err := os.Chtimes(p, old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if tt.held {
+			f, err := os.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { f.Close() })
+			if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	es, err := s.Sweep(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		p := filepath.Join(l.SweepBin(), tt.name)
+		_, err := os.Lstat(p)
+		if gone := errors.Is(err, os.ErrNotExist); gone != tt.swept {
+			t.Errorf("%s: gone %v (%+v), want %v", tt.name, gone, byPath(es)[p], tt.swept)
+		}
+	}
+}
+
+// TestDryRunMakesNoBin: only a sweep that acts makes the bin.
+func TestDryRunMakesNoBin(t *testing.T) {
+	s, l := newStore(t)
+	writeRecord(t, l.ScopedLock("telegram-bot-token", "a"), deadIdentity(t), l.Home)
+	if _, err := s.Sweep(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Scan(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(l.SweepBin()); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the bin after a dry run: %v; want none", err)
+	}
+}
+
+// TestSweepManyBatches sweeps a lock dir of several batches, judged ahead
+// while the one before is acted on: every file is judged exactly once,
+// every stale one goes, every live one stays, and the bin ends empty.
+func TestSweepManyBatches(t *testing.T) {
+	live := startProc(t, "block", true)
+	dead := deadIdentity(t)
+	s, l := newStore(t)
+	n := 2*judgeBatch + judgeBatch/2
+	want := map[string]bool{} // path: kept
+	for i := range n {
+		id := dead
+		if i%3 == 0 {
+			id = live
+		}
+		rec := NewRecord(id, l.Home)
+		rec.Scope = "telegram-bot-token"
+		token := "token-" + strconv.Itoa(i)
+		rec.IdentityHash = IdentityHash(token)
+		p := l.ScopedLock(rec.Scope, token)
+		if err := WriteExclusive(p, rec); err != nil {
+			t.Fatal(err)
+		}
+		want[p] = i%3 == 0
+	}
+	es, err := s.Sweep(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, e := range es {
+		if e.Kind != KindScopedLock {
+			continue
+		}
+		if seen[e.Path] {
+			t.Fatalf("%s judged twice", e.Path)
+		}
+		seen[e.Path] = true
+		kept, ok := want[e.Path]
+		switch {
+		case !ok:
+			t.Fatalf("an entry for a file never written: %+v", e)
+		case kept && e.Action != ActionKeep:
+			t.Errorf("%s: %s (%s), want keep", e.Path, e.Action, e.Reason)
+		case !kept && e.Action != ActionSwept:
+			t.Errorf("%s: %s (%s), want swept", e.Path, e.Action, e.Reason)
+		}
+		if _, err := os.Lstat(e.Path); errors.Is(err, os.ErrNotExist) == kept {
+			t.Errorf("%s: on disk %v, want kept %v", e.Path, err == nil, kept)
+		}
+	}
+	if len(seen) != n {
+		t.Fatalf("%d of %d files judged", len(seen), n)
+	}
+	if des, err := os.ReadDir(l.SweepBin()); err != nil || len(des) != 0 {
+		t.Fatalf("the bin holds %d files (%v); want none", len(des), err)
+	}
+}

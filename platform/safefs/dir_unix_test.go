@@ -1,0 +1,118 @@
+//go:build unix
+
+package safefs
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestDirSub makes a private directory once, opens it again after, and
+// moves, links and lists files between it and its parent by name.
+func TestDirSub(t *testing.T) {
+	top := t.TempDir()
+	root, err := os.OpenRoot(top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	d, err := OpenIn(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	sub, err := d.Sub("bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if fi, err := os.Lstat(filepath.Join(top, "bin")); err != nil || fi.Mode().Perm() != 0o700 || !fi.IsDir() {
+		t.Fatalf("bin: %v %v; want a directory of mode 0700", fi, err)
+	}
+	again, err := d.Sub("bin")
+	if err != nil {
+		t.Fatalf("opening the bin a second time: %v", err)
+	}
+	again.Close()
+	for _, n := range []string{"a", "b"} {
+		if err := os.WriteFile(filepath.Join(top, n), []byte(n), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.MoveTo("a", sub, "a.1"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(top, "bin", "a.1")); err != nil || string(b) != "a" {
+		t.Fatalf("moved: %q %v", b, err)
+	}
+	if err := sub.LinkTo("a.1", d, "b"); !errors.Is(err, os.ErrExist) {
+		t.Fatalf("a link over b: %v; want os.ErrExist", err)
+	}
+	if err := sub.LinkTo("a.1", d, "a"); err != nil {
+		t.Fatal(err)
+	}
+	names, err := sub.Names()
+	if err != nil || !slices.Equal(names, []string{"a.1"}) {
+		t.Fatalf("names %v %v", names, err)
+	}
+	// A second listing starts from the start again.
+	if names, err := sub.Names(); err != nil || len(names) != 1 {
+		t.Fatalf("names again %v %v", names, err)
+	}
+	if err := d.MoveTo("../x", sub, "x"); err == nil {
+		t.Fatal("a path with a slash was taken as a name")
+	}
+}
+
+// TestDirSubRefuses: no bin in a directory another user owns, and none
+// that is a link or open to others.
+func TestDirSubRefuses(t *testing.T) {
+	tests := []struct {
+		name string
+		prep func(t *testing.T, top string)
+	}{
+		{"a link", func(t *testing.T, top string) {
+			if err := os.Symlink(t.TempDir(), filepath.Join(top, "bin")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"group may enter", func(t *testing.T, top string) {
+			if err := os.Mkdir(filepath.Join(top, "bin"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(filepath.Join(top, "bin"), 0o750); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"the parent is another user's", func(t *testing.T, top string) {
+			if err := os.Chown(top, os.Geteuid()+1, os.Getegid()); err != nil {
+				t.Fatalf("chown (the suite runs as root in CI): %v", err)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			top := t.TempDir()
+			tt.prep(t, top)
+			root, err := os.OpenRoot(top)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer root.Close()
+			d, err := OpenIn(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			if sub, err := d.Sub("bin"); !errors.Is(err, ErrUnsafeDir) {
+				if sub != nil {
+					sub.Close()
+				}
+				t.Fatalf("Sub: %v; want ErrUnsafeDir", err)
+			}
+		})
+	}
+}
