@@ -39,6 +39,9 @@ func readJSONFile(data []byte, barePID bool) (fields map[string]json.RawMessage,
 	if text == "" {
 		return nil, false, ErrEmpty
 	}
+	if fields, ok := objectMembers([]byte(text)); ok {
+		return fields, false, nil
+	}
 	if err := json.Unmarshal([]byte(text), &fields); err == nil && fields != nil {
 		return fields, false, nil
 	}
@@ -201,8 +204,11 @@ func parseHermesRecord(data []byte, barePID bool) (hermesRecord, error) {
 	h.homeRaises = homeRaises(fields["hermes_home"])
 	h.stateNone, h.stateRaises = stateIgnored(fields["gateway_state"])
 	h.StartTime, h.startBogus = startTimeOf(fields["start_time"])
-	var list []json.RawMessage
-	if json.Unmarshal(fields["argv"], &list) == nil && len(list) > 0 {
+	list, ok := arrayItems(fields["argv"])
+	if !ok && json.Unmarshal(fields["argv"], &list) != nil {
+		list = nil
+	}
+	if len(list) > 0 {
 		h.argvList = true
 		parts := make([]string, len(list))
 		for i, p := range list {
@@ -227,6 +233,99 @@ func parseHermesRecord(data []byte, barePID bool) (hermesRecord, error) {
 		h.exitReason = &reason
 	}
 	return h, nil
+}
+
+// objectMembers is json.Unmarshal of text into a map of raw members,
+// where text is a valid JSON object: ok is false for anything else, and
+// for a key with an escape, which the caller leaves to Unmarshal. After
+// json.Valid the members are cut out by their brackets and quotes alone;
+// decoding through reflection was half the cost of judging a lock file.
+// As Unmarshal, the last of two equal keys wins.
+func objectMembers(text []byte) (map[string]json.RawMessage, bool) {
+	i := skipSpace(text, 0)
+	if i == len(text) || text[i] != '{' || !json.Valid(text) {
+		return nil, false
+	}
+	fields := map[string]json.RawMessage{}
+	for i = skipSpace(text, i+1); text[i] != '}'; i = skipSpace(text, i+1) {
+		end := skipValue(text, i) // the key, a string
+		key := text[i+1 : end-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return nil, false
+		}
+		i = skipSpace(text, skipSpace(text, end)+1) // past the colon
+		end = skipValue(text, i)
+		fields[string(key)] = text[i:end:end]
+		if i = skipSpace(text, end); text[i] == '}' {
+			break
+		}
+	}
+	return fields, true
+}
+
+// arrayItems is json.Unmarshal of raw, a valid JSON value, into a slice
+// of raw items: ok is false, for the caller to ask Unmarshal, when raw is
+// not an array.
+func arrayItems(raw json.RawMessage) ([]json.RawMessage, bool) {
+	if len(raw) == 0 || raw[0] != '[' {
+		return nil, false
+	}
+	var items []json.RawMessage
+	for i := skipSpace(raw, 1); raw[i] != ']'; i = skipSpace(raw, i+1) {
+		end := skipValue(raw, i)
+		items = append(items, raw[i:end:end])
+		if i = skipSpace(raw, end); raw[i] == ']' {
+			break
+		}
+	}
+	if items == nil {
+		items = []json.RawMessage{}
+	}
+	return items, true
+}
+
+// skipSpace returns the index of the first byte at or after i in b that
+// is not JSON white space.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the end of the value that starts at b[i], in a
+// document json.Valid accepts: a string ends at its closing quote, an
+// object or array at its closing bracket, a number or literal at the
+// first byte that cannot be in one.
+func skipValue(b []byte, i int) int {
+	depth := 0
+	for ; i < len(b); i++ {
+		switch c := b[i]; c {
+		case '"':
+			for i++; b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+			if depth == 0 {
+				return i + 1
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i // the end of a number or literal
+			}
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		default:
+			if depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+				return i
+			}
+		}
+	}
+	return i
 }
 
 // stringOf is json.Unmarshal of raw, a value of a document already

@@ -1,15 +1,22 @@
 package lockstore
 
 import (
+	"bytes"
 	"encoding/json"
+	"maps"
 	"math"
+	"slices"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/hermes-agent/hermes-supervisor/procstate/pyparse"
 )
 
 // fastPathsAsUnmarshal fails t unless stringOf and startTimeOf give, for
 // every value of the record data, what json.Unmarshal gives them.
 func fastPathsAsUnmarshal(t *testing.T, data []byte) {
 	t.Helper()
+	membersAsUnmarshal(t, []byte(pyparse.Strip(string(bytes.TrimPrefix(data, bom)))))
 	fields, _, err := readJSONFile(data, false)
 	if err != nil {
 		return
@@ -36,6 +43,32 @@ func fastPathsAsUnmarshal(t *testing.T, data []byte) {
 	}
 }
 
+// membersAsUnmarshal fails t unless objectMembers and arrayItems cut
+// text, as readJSONFile gives it to them, as json.Unmarshal does, and
+// leave to Unmarshal no object but one with an escaped key.
+func membersAsUnmarshal(t *testing.T, text []byte) {
+	t.Helper()
+	if !utf8.Valid(text) {
+		return // readJSONFile refuses it first
+	}
+	var want map[string]json.RawMessage
+	wantErr := json.Unmarshal(text, &want)
+	got, ok := objectMembers(text)
+	switch {
+	case ok && (wantErr != nil || !maps.EqualFunc(got, want, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) })):
+		t.Fatalf("objectMembers(%q) = %q; json.Unmarshal gives %q, %v", text, got, want, wantErr)
+	case !ok && wantErr == nil && want != nil && bytes.IndexByte(text, '\\') < 0:
+		t.Fatalf("objectMembers(%q) left to Unmarshal an object with no escape", text)
+	}
+	for _, raw := range want {
+		var items []json.RawMessage
+		err := json.Unmarshal(raw, &items)
+		if got, ok := arrayItems(raw); ok && (err != nil || !slices.EqualFunc(got, items, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) })) {
+			t.Fatalf("arrayItems(%s) = %q; json.Unmarshal gives %q, %v", raw, got, items, err)
+		}
+	}
+}
+
 // TestFastPathsAsUnmarshal: the fast paths of the record reader on values
 // at their edges: escapes, non-strings, long and signed integers.
 func TestFastPathsAsUnmarshal(t *testing.T) {
@@ -44,6 +77,12 @@ func TestFastPathsAsUnmarshal(t *testing.T) {
 		`{"a": null, "b": 7, "c": true, "d": [], "e": {}, "f": "\\"}`,
 		`{"s": 0, "t": -0, "u": 999999999999999, "v": -999999999999999, "w": 1234567890123456, "x": 12345678901234567890, "y": 9007199254740993}`,
 		`{"s": 1e3, "t": 1.5, "u": 1.0, "v": -1E2, "w": 4611686018427387904, "x": "881234"}`,
+		// Members cut by brackets and quotes: brackets and quotes inside
+		// strings, nesting, white space everywhere, the last of equal keys.
+		" \t{ \"argv\" :\n[ \"a\\\"]b\" , {\"x\": \"}\"} ,[1,[2, {}]],\"\\\\\"] ,\"pid\":12\r}\n",
+		`{"k": 1, "k": [2], "n": -1.5e-3, "z": false, "e": [ ], "o": {"a": {"b": [{}]}}}`,
+		`{"\u0070id": 5, "pid": 6}`,
+		`{}`,
 	} {
 		t.Run(doc, func(t *testing.T) {
 			if _, _, err := readJSONFile([]byte(doc), false); err != nil {
