@@ -188,10 +188,13 @@ func sweepCost(ctx context.Context, c config, child string) ([]sweepResult, erro
 				}
 			}
 			left, _ := os.ReadDir(l.LockDir)
+			bin, berr := os.ReadDir(l.SweepBin())
 			os.RemoveAll(root)
-			// A benchmark of a wrong sweep is worthless: check it.
-			if swept != stale || kept != n-stale || len(left) != n-stale {
-				return nil, fmt.Errorf("sweep of %d files: swept %d kept %d left %d, want %d/%d", n, swept, kept, len(left), stale, n-stale)
+			// A benchmark of a wrong sweep is worthless: check it. The
+			// lock dir keeps the live files and the sweep's empty bin.
+			if swept != stale || kept != n-stale || len(left) != n-stale+1 || berr != nil || len(bin) != 0 {
+				return nil, fmt.Errorf("sweep of %d files: swept %d kept %d, %d names left in the lock dir and %d in the bin (%v), want %d/%d/%d/0",
+					n, swept, kept, len(left), len(bin), berr, stale, n-stale, n-stale+1)
 			}
 			res.swept, res.kept = swept, kept
 		}
