@@ -14,16 +14,7 @@ import (
 // moves, links and lists files between it and its parent by name.
 func TestDirSub(t *testing.T) {
 	top := t.TempDir()
-	root, err := os.OpenRoot(top)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	d, err := OpenIn(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := openDirIn(t, top)
 	sub, err := d.Sub("bin")
 	if err != nil {
 		t.Fatal(err)
@@ -97,16 +88,7 @@ func TestDirSubRefuses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			top := t.TempDir()
 			tt.prep(t, top)
-			root, err := os.OpenRoot(top)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer root.Close()
-			d, err := OpenIn(root)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer d.Close()
+			d := openDirIn(t, top)
 			if sub, err := d.Sub("bin"); !errors.Is(err, ErrUnsafeDir) {
 				if sub != nil {
 					sub.Close()
@@ -115,4 +97,20 @@ func TestDirSubRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openDirIn opens top as a Dir, closed when t ends.
+func openDirIn(t *testing.T, top string) *Dir {
+	t.Helper()
+	root, err := os.OpenRoot(top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	d, err := OpenIn(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
 }
