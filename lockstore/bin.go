@@ -31,10 +31,10 @@ const binName = ".hermes-supervisor-sweep"
 func (l Layout) SweepBin() string { return filepath.Join(l.LockDir, binName) }
 
 // binned matches a name in the bin: the token lock's name, a dot and the
-// moving sweep's 16-hex-digit tag. The tag keeps two sweeps, or a sweep
-// and a crashed one's leftover, off each other's files: no rename into
-// the bin replaces a file, so the file found under a name there is the
-// one its sweep moved, and a leftover judged there is the one removed.
+// moving sweep's random 16-hex-digit tag. A sweep moves each name once,
+// so with the tag every name in the bin is one sweep's one file: no two
+// sweeps, nor a sweep and a killed one's leftover, ever rename onto the
+// same name, and the file a sweep finds there is the one it moved.
 var binned = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^[A-Za-z0-9_.-]+-[0-9a-f]{16}\.lock\.[0-9a-f]{16}$`)
 })
@@ -78,11 +78,11 @@ func (b *sweepBin) aside(ld *safefs.Dir, name string) (*safefs.Dir, string) {
 	return b.dir, name + "." + b.tag
 }
 
-// leftovers judges the files a killed sweep left in the bin, by age as
+// binLeftovers judges the files a killed sweep left in the bin b, by age as
 // the lock dir's .stale files are: one younger than LeftoverAge may be
 // another sweep's, between its rename and its unlink. Only names of the
 // bin's shape count; anything else there is left alone.
-func (b *sweepBin) leftovers(s *Store) ([]judged, error) {
+func (s *Store) binLeftovers(b *sweepBin) ([]judged, error) {
 	if b == nil {
 		return nil, nil
 	}

@@ -242,21 +242,21 @@ func parseHermesRecord(data []byte, barePID bool) (hermesRecord, error) {
 // decoding through reflection was half the cost of judging a lock file.
 // As Unmarshal, the last of two equal keys wins.
 func objectMembers(text []byte) (map[string]json.RawMessage, bool) {
-	i := skipSpace(text, 0)
+	i := nextNonSpace(text, 0)
 	if i == len(text) || text[i] != '{' || !json.Valid(text) {
 		return nil, false
 	}
 	fields := map[string]json.RawMessage{}
-	for i = skipSpace(text, i+1); text[i] != '}'; i = skipSpace(text, i+1) {
-		end := skipValue(text, i) // the key, a string
+	for i = nextNonSpace(text, i+1); text[i] != '}'; i = nextNonSpace(text, i+1) {
+		end := valueEnd(text, i) // the key, a string
 		key := text[i+1 : end-1]
 		if bytes.IndexByte(key, '\\') >= 0 {
 			return nil, false
 		}
-		i = skipSpace(text, skipSpace(text, end)+1) // past the colon
-		end = skipValue(text, i)
+		i = nextNonSpace(text, nextNonSpace(text, end)+1) // past the colon
+		end = valueEnd(text, i)
 		fields[string(key)] = text[i:end:end]
-		if i = skipSpace(text, end); text[i] == '}' {
+		if i = nextNonSpace(text, end); text[i] == '}' {
 			break
 		}
 	}
@@ -271,10 +271,10 @@ func arrayItems(raw json.RawMessage) ([]json.RawMessage, bool) {
 		return nil, false
 	}
 	var items []json.RawMessage
-	for i := skipSpace(raw, 1); raw[i] != ']'; i = skipSpace(raw, i+1) {
-		end := skipValue(raw, i)
+	for i := nextNonSpace(raw, 1); raw[i] != ']'; i = nextNonSpace(raw, i+1) {
+		end := valueEnd(raw, i)
 		items = append(items, raw[i:end:end])
-		if i = skipSpace(raw, end); raw[i] == ']' {
+		if i = nextNonSpace(raw, end); raw[i] == ']' {
 			break
 		}
 	}
@@ -284,20 +284,20 @@ func arrayItems(raw json.RawMessage) ([]json.RawMessage, bool) {
 	return items, true
 }
 
-// skipSpace returns the index of the first byte at or after i in b that
-// is not JSON white space.
-func skipSpace(b []byte, i int) int {
+// nextNonSpace returns the index of the first byte at or after i in b
+// that is not JSON white space.
+func nextNonSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
 	}
 	return i
 }
 
-// skipValue returns the end of the value that starts at b[i], in a
+// valueEnd returns the index just past the value that starts at b[i], in a
 // document json.Valid accepts: a string ends at its closing quote, an
 // object or array at its closing bracket, a number or literal at the
 // first byte that cannot be in one.
-func skipValue(b []byte, i int) int {
+func valueEnd(b []byte, i int) int {
 	depth := 0
 	for ; i < len(b); i++ {
 		switch c := b[i]; c {

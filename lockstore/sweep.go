@@ -177,7 +177,7 @@ func (s *Store) sweep(ctx context.Context, dryRun, beforeStart bool, each func([
 	}
 	runs, err := s.judgeEach(ctx, !dryRun, bin != nil, ld, handle)
 	// The bin last: a leftover there is old, so no file of this sweep.
-	if left, lerr := bin.leftovers(s); lerr != nil {
+	if left, lerr := s.binLeftovers(bin); lerr != nil {
 		errs = append(errs, lerr)
 	} else if len(left) > 0 {
 		for _, e := range left {

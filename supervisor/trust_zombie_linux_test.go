@@ -107,6 +107,9 @@ func awaitTickAfter(t *testing.T, tick int64) {
 		if left <= 0 {
 			return
 		}
+		// The event is the clock reaching a tick: nothing signals it,
+		// and the time left to it is known exactly, so sleeping that
+		// long is the wait, not a guess.
 		time.Sleep(left)
 	}
 	t.Fatalf("the clock never passed tick %d", tick)

@@ -36,13 +36,9 @@ func (d *Dir) Read(name string, limit int) ([]byte, FileStamp, error) { return d
 // file with ErrNotRegular.
 func (d *Dir) Stamp(name string) (FileStamp, error) { return d.stamp(name) }
 
-// Rename renames oldname to newname, both names in the directory,
-// replacing a file at newname.
-func (d *Dir) Rename(oldname, newname string) error { return d.moveTo(oldname, d, newname) }
-
-// MoveTo renames oldname in d to newname in to, replacing a file at
-// newname. Between two directories it fails with errors.ErrUnsupported
-// where Sub does.
+// MoveTo renames oldname in d to newname in to (d itself or another
+// Dir), replacing a file at newname. Between two directories it fails
+// with errors.ErrUnsupported where Sub does.
 func (d *Dir) MoveTo(oldname string, to *Dir, newname string) error {
 	return d.moveTo(oldname, to, newname)
 }
