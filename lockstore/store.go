@@ -168,7 +168,7 @@ func entries(js []judged) []Entry {
 func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 	var out []judged
 	home := -1
-	_, err := s.judgeEach(ctx, false, false, nil, func(js []judged) {
+	_, err := s.judgeEach(ctx, false, nil, nil, func(js []judged) {
 		out = append(out, js...)
 		if home < 0 {
 			home = len(out)
@@ -190,12 +190,13 @@ const judgeBatch = 2048
 // lock dir the caller acts in: its files are read through it, so that
 // what is judged is in the directory acted on.
 //
-// With ahead, the next batch is listed and judged while f acts on this
-// one: on two cores the judging, reads and parsing, then fits beside the
-// renames, which take turns on the lock dir's own lock. It is only for
-// callers whose acts add no name to the lock dir (they rename into the
-// bin), so that no name is listed that the sweep itself made.
-func (s *Store) judgeEach(ctx context.Context, acting, ahead bool, ld *safefs.Dir, f func([]judged)) (*Entry, error) {
+// With a bin, the caller's acts rename into it and add no name to the
+// lock dir, so the next batch is listed and judged while f acts on this
+// one: no name the sweep itself made can be listed. On two cores the
+// judging, reads and parsing, then fits beside the renames, which take
+// turns on the lock dir's own lock. The bin's own leftovers come last,
+// in a batch of their own.
+func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin *sweepBin, f func([]judged)) (*Entry, error) {
 	var errs []error
 	home, runs, err := s.judgeHomeFiles(ctx)
 	if err != nil {
@@ -211,7 +212,7 @@ func (s *Store) judgeEach(ctx context.Context, acting, ahead bool, ld *safefs.Di
 		f(js)
 	}
 	judge := func(names []string) []judged { return s.judgeLockFiles(ctx, names, acting, ld) }
-	if !ahead {
+	if bin == nil {
 		err = s.eachLockDirBatch(judgeBatch, func(names []string) { handle(judge(names)) })
 	} else {
 		// One batch waits judged while f acts on another: what the sweep
@@ -228,6 +229,12 @@ func (s *Store) judgeEach(ctx context.Context, acting, ahead bool, ld *safefs.Di
 	}
 	if err != nil {
 		errs = append(errs, err)
+	}
+	// Old by the time they are judged, so no file of this sweep.
+	if left, err := s.binLeftovers(bin); err != nil {
+		errs = append(errs, err)
+	} else if len(left) > 0 {
+		handle(left)
 	}
 	return runs, errors.Join(errs...)
 }

@@ -175,18 +175,7 @@ func (s *Store) sweep(ctx context.Context, dryRun, beforeStart bool, each func([
 			each(js)
 		}
 	}
-	runs, err := s.judgeEach(ctx, !dryRun, bin != nil, ld, handle)
-	// The bin last: a leftover there is old, so no file of this sweep.
-	if left, lerr := s.binLeftovers(bin); lerr != nil {
-		errs = append(errs, lerr)
-	} else if len(left) > 0 {
-		for _, e := range left {
-			if e.Err != nil {
-				errs = append(errs, e.Err)
-			}
-		}
-		handle(left)
-	}
+	runs, err := s.judgeEach(ctx, !dryRun, ld, bin, handle)
 	sum.Took, sum.Running = s.now().Sub(began), runs
 	fields := []zap.Field{zap.Int("files", sum.Files), zap.Duration("took", sum.Took), zap.Bool("dry_run", dryRun)}
 	for _, a := range []Action{ActionSwept, ActionSweep, ActionQuarantined, ActionQuarantine, ActionMarkStopped, ActionKeep, ActionOK, ActionError} {
