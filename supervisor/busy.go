@@ -124,10 +124,5 @@ func (s *Supervisor) askStatus(ctx context.Context) Response {
 	case <-ctx.Done():
 		return Response{Error: "supervisor busy: " + ctx.Err().Error()}
 	}
-	select {
-	case resp := <-r:
-		return resp
-	case <-ctx.Done():
-		return Response{Error: "no answer in time: " + ctx.Err().Error()}
-	}
+	return awaitAnswer(ctx, r)
 }

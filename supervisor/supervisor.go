@@ -159,11 +159,25 @@ func (s *Supervisor) Do(ctx context.Context, verb string) Response {
 	case <-ctx.Done():
 		return Response{Error: "supervisor busy: " + ctx.Err().Error()}
 	}
+	return awaitAnswer(ctx, r)
+}
+
+// awaitAnswer waits for the answer to a request handed to the loop. An
+// answer already given wins over the end of ctx: a stop is answered just
+// before Run returns and closes the endpoint, which ends ctx, and a
+// select that found both ready would pick one at random, telling the
+// client that a stop which happened did not.
+func awaitAnswer(ctx context.Context, r reply) Response {
 	select {
 	case resp := <-r:
 		return resp
 	case <-ctx.Done():
-		return Response{Error: "no answer in time: " + ctx.Err().Error()}
+		select {
+		case resp := <-r:
+			return resp
+		default:
+			return Response{Error: "no answer in time: " + ctx.Err().Error()}
+		}
 	}
 }
 

@@ -352,3 +352,23 @@ func killHard(pid int) error {
 	defer p.Release()
 	return p.Kill()
 }
+
+// A stop is answered just before Run returns and closes the endpoint,
+// which ends the request's context: the answer given must reach the
+// client, not "no answer in time", however the wait finds the two.
+func TestAnAnswerGivenBeatsTheEndOfTheWait(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	// A plain select over both picks at random: 64 tries would all come
+	// out right by chance once in 2^64.
+	for i := range 64 {
+		r := make(reply, 1)
+		r <- Response{OK: true}
+		if got := awaitAnswer(ctx, r); !got.OK {
+			t.Fatalf("try %d: the answer given was lost to the ended wait: %+v", i, got)
+		}
+	}
+	if got := awaitAnswer(ctx, make(reply, 1)); got.OK || !strings.HasPrefix(got.Error, "no answer in time") {
+		t.Errorf("no answer and an ended wait = %+v; want no answer in time", got)
+	}
+}
