@@ -62,6 +62,14 @@ func TestZombieGroupNeedsAnOlderLeader(t *testing.T) {
 			}
 			member, _ := strconv.Atoi(strings.TrimSpace(line))
 			t.Cleanup(func() { _ = syscall.Kill(member, syscall.SIGKILL) })
+			// The leader has printed, not exited: a race-enabled binary
+			// lingers in os.Exit (GORACE's atexit_sleep_ms). Wait for its
+			// exit without reaping it, so that the supervisor finds a
+			// zombie leader and the member is ours to wait for.
+			var info unix.Siginfo
+			if err := unix.Waitid(unix.P_PID, leader.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
+				t.Fatalf("wait for the leader's exit: %v", err)
+			}
 			inspectSettled(t, member)
 			// The state file names a gateway that is gone, with the nonce.
 			gone := exec.Command("true")
