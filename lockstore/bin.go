@@ -49,24 +49,24 @@ type sweepBin struct {
 // another user owns, a bin that is a link or not private, and Windows,
 // where os.Root renames only within itself, leave it nil: the sweep then
 // renames to <name>.stale in the lock dir, as Hermes does.
-func (s *Store) openBin(ld *safefs.Dir) *sweepBin {
-	if ld == nil {
-		return nil
-	}
+func (s *Store) openBin(ld *safefs.Dir) *safefs.Dir {
 	d, err := ld.Sub(binName)
 	if err != nil {
 		s.log.Debug("sweep renames aside in the lock dir itself", zap.String("bin", s.layout.SweepBin()), zap.Error(err))
 		return nil
 	}
+	return d
+}
+
+// newSweepBin is the bin d (nil for none) as one sweep uses it, with a
+// tag of its own.
+func newSweepBin(d *safefs.Dir) *sweepBin {
+	if d == nil {
+		return nil
+	}
 	var tag [8]byte
 	_, _ = rand.Read(tag[:]) // never fails (crypto/rand)
 	return &sweepBin{dir: d, tag: hex.EncodeToString(tag[:])}
-}
-
-func (b *sweepBin) close() {
-	if b != nil {
-		b.dir.Close()
-	}
 }
 
 // aside is where remove renames name to: into the bin under this sweep's

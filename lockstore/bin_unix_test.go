@@ -89,7 +89,9 @@ func TestSweepPutsAClaimBackFromTheBin(t *testing.T) {
 
 // TestSweepRefusesAnUnsafeBin: a bin that is a link, that others may
 // enter, or that another user owns is not used. The sweep renames aside
-// beside the lock instead, and nothing behind the bin is touched.
+// beside the lock instead, and nothing behind the bin is touched. That
+// holds too when a Hold kept a good bin open and it turned unsafe before
+// the next Hold: its name, mode and owner are checked again then.
 func TestSweepRefusesAnUnsafeBin(t *testing.T) {
 	old := time.Now().Add(-time.Hour)
 	tests := []struct {
@@ -97,6 +99,7 @@ func TestSweepRefusesAnUnsafeBin(t *testing.T) {
 		make func(t *testing.T, bin string) (inside string)
 	}{
 		{"a link to another directory", func(t *testing.T, bin string) string {
+			_ = os.Remove(bin)
 			elsewhere := testdir.New(t)
 			if err := os.Symlink(elsewhere, bin); err != nil {
 				t.Fatal(err)
@@ -104,7 +107,8 @@ func TestSweepRefusesAnUnsafeBin(t *testing.T) {
 			return elsewhere
 		}},
 		{"a directory anyone may enter", func(t *testing.T, bin string) string {
-			if err := os.Mkdir(bin, 0o700); err != nil {
+			// The bin a Hold kept, if there is one: the same directory.
+			if err := os.Mkdir(bin, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 				t.Fatal(err)
 			}
 			if err := os.Chmod(bin, 0o777); err != nil {
@@ -113,7 +117,7 @@ func TestSweepRefusesAnUnsafeBin(t *testing.T) {
 			return bin
 		}},
 		{"another user's directory", func(t *testing.T, bin string) string {
-			if err := os.Mkdir(bin, 0o700); err != nil {
+			if err := os.Mkdir(bin, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 				t.Fatal(err)
 			}
 			if err := os.Lchown(bin, os.Geteuid()+1, os.Getegid()); err != nil {
@@ -122,6 +126,7 @@ func TestSweepRefusesAnUnsafeBin(t *testing.T) {
 			return bin
 		}},
 		{"a file", func(t *testing.T, bin string) string {
+			_ = os.Remove(bin)
 			if err := os.WriteFile(bin, []byte("x"), 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -129,39 +134,91 @@ func TestSweepRefusesAnUnsafeBin(t *testing.T) {
 		}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s, l := newStore(t)
-			path := l.ScopedLock("telegram-bot-token", "a")
-			writeRecord(t, path, deadIdentity(t), l.Home)
-			inside := tt.make(t, l.SweepBin())
-			var bait string
-			if inside != "" {
-				// A leftover of the bin's shape, old enough to sweep:
-				// refused, the bin's files are not judged at all.
-				bait = filepath.Join(inside, filepath.Base(path)+".0123456789abcdef")
-				if err := os.WriteFile(bait, []byte("bait"), 0o600); err != nil {
+		for _, kept := range []bool{false, true} {
+			name := tt.name
+			if kept {
+				name += ", after a Hold kept the bin"
+			}
+			t.Run(name, func(t *testing.T) {
+				s, l := newStore(t)
+				sweep := func() ([]Entry, error) { return s.Sweep(context.Background(), false) }
+				if kept {
+					// Sweep under a Hold, which keeps the good bin it
+					// made open; the next Hold checks it again.
+					s.Hold()()
+					if _, err := os.Stat(l.SweepBin()); err != nil {
+						t.Fatalf("the Hold made no bin: %v", err)
+					}
+					sweep = func() ([]Entry, error) {
+						defer s.Hold()()
+						return s.Sweep(context.Background(), false)
+					}
+				}
+				path := l.ScopedLock("telegram-bot-token", "a")
+				writeRecord(t, path, deadIdentity(t), l.Home)
+				inside := tt.make(t, l.SweepBin())
+				var bait string
+				if inside != "" {
+					// A leftover of the bin's shape, old enough to sweep:
+					// refused, the bin's files are not judged at all.
+					bait = filepath.Join(inside, filepath.Base(path)+".0123456789abcdef")
+					if err := os.WriteFile(bait, []byte("bait"), 0o600); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.Chtimes(bait, old, old); err != nil {
+						t.Fatal(err)
+					}
+				}
+				es, err := sweep()
+				if err != nil {
 					t.Fatal(err)
 				}
-				if err := os.Chtimes(bait, old, old); err != nil {
-					t.Fatal(err)
+				if got := byPath(es)[path]; got.Action != ActionSwept {
+					t.Fatalf("the stale lock: %+v, want swept beside itself", got)
 				}
-			}
-			es, err := s.Sweep(context.Background(), false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := byPath(es)[path]; got.Action != ActionSwept {
-				t.Fatalf("the stale lock: %+v, want swept beside itself", got)
-			}
-			if _, err := os.Lstat(path + ".stale"); !errors.Is(err, os.ErrNotExist) {
-				t.Fatalf(".stale left behind: %v", err)
-			}
-			if bait != "" {
-				if b, err := os.ReadFile(bait); err != nil || string(b) != "bait" {
-					t.Fatalf("the file in the refused bin = %q, %v; want it intact", b, err)
+				if _, err := os.Lstat(path + ".stale"); !errors.Is(err, os.ErrNotExist) {
+					t.Fatalf(".stale left behind: %v", err)
 				}
-			}
-		})
+				if bait != "" {
+					if b, err := os.ReadFile(bait); err != nil || string(b) != "bait" {
+						t.Fatalf("the file in the refused bin = %q, %v; want it intact", b, err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestAKeptBinRemovedIsMadeAgain: a bin a Hold kept open and someone
+// then removed is not renamed into (the directory is gone: every rename
+// would fail). The next Hold makes a new one, and the sweep goes through it.
+func TestAKeptBinRemovedIsMadeAgain(t *testing.T) {
+	s, l := newStore(t)
+	s.Hold()()
+	if err := os.Remove(l.SweepBin()); err != nil {
+		t.Fatalf("remove the kept bin: %v", err)
+	}
+	path := l.ScopedLock("telegram-bot-token", "a")
+	writeRecord(t, path, deadIdentity(t), l.Home)
+	sentinel := []byte("not the sweep's to replace\n")
+	if err := os.WriteFile(path+".stale", sentinel, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := s.Hold()
+	es, err := s.Sweep(context.Background(), false)
+	done()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := byPath(es)[path]; got.Action != ActionSwept {
+		t.Fatalf("the stale lock: %+v, want swept", got)
+	}
+	// Through the bin, not beside the lock: <name>.stale is untouched.
+	if b, err := os.ReadFile(path + ".stale"); err != nil || !bytes.Equal(b, sentinel) {
+		t.Fatalf("<name>.stale = %q, %v; want it intact", b, err)
+	}
+	if des, err := os.ReadDir(l.SweepBin()); err != nil || len(des) != 0 {
+		t.Fatalf("the bin holds %v (%v); want a new, empty one", des, err)
 	}
 }
 

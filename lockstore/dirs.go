@@ -16,8 +16,13 @@ import (
 // stays the one that was judged.
 type sweepDirs struct {
 	home, lock *os.Root
-	// borrowed marks a directory a Hold lent: the Hold, not close, closes it.
-	borrowed [2]bool
+	// ld is lock as a safefs.Dir, through which the lock dir's files are
+	// judged and acted on, and bin the sweep's bin in it (nil where it is
+	// refused; see openBin). A Hold opens both once for every sweep.
+	ld, bin *safefs.Dir
+	// borrowed marks what a Hold lent (home, lock, ld with its bin): the
+	// Hold, not close, closes it.
+	borrowed [3]bool
 }
 
 // openDirs opens the home and the lock dir as safefs.OpenDir does,
@@ -32,6 +37,7 @@ func (s *Store) openDirs() (sweepDirs, error) {
 	if h := s.held; h != nil {
 		d.home, d.borrowed[0] = h.home, h.home != nil
 		d.lock, d.borrowed[1] = h.lock, h.lock != nil
+		d.ld, d.bin, d.borrowed[2] = h.ld, h.bin, h.ld != nil
 	}
 	s.heldMu.Unlock()
 	var errs []error
@@ -53,7 +59,28 @@ func (s *Store) openDirs() (sweepDirs, error) {
 	return d, errors.Join(errs...)
 }
 
+// openLockDir opens the lock dir as a safefs.Dir, and the bin in it,
+// unless they are open already (or there is no lock dir).
+func (s *Store) openLockDir(d *sweepDirs) error {
+	if d.lock == nil || d.ld != nil {
+		return nil
+	}
+	ld, err := safefs.OpenIn(d.lock)
+	if err != nil {
+		return &FileError{Path: s.layout.LockDir, Op: "open", Err: err, Hint: hintFor(err)}
+	}
+	d.ld, d.bin = ld, s.openBin(ld)
+	return nil
+}
+
 func (d sweepDirs) close() {
+	if !d.borrowed[2] {
+		for _, x := range []*safefs.Dir{d.bin, d.ld} {
+			if x != nil {
+				x.Close()
+			}
+		}
+	}
 	for i, r := range []*os.Root{d.home, d.lock} {
 		if r != nil && !d.borrowed[i] {
 			r.Close()
@@ -81,6 +108,7 @@ func (s *Store) Hold() (done func()) {
 	d := s.reuseKept()
 	if d == nil {
 		nd, _ := s.openDirs() // what failed is failed again, and said, by each call
+		_ = s.openLockDir(&nd)
 		d = &nd
 		if keepDirsOpen && nd.home != nil && nd.lock != nil {
 			s.kept = d
@@ -100,13 +128,21 @@ func (s *Store) Hold() (done func()) {
 }
 
 // reuseKept returns the directories the last Hold kept, if both paths
-// still name them (see Hold); else it closes them.
+// still name them (see Hold); else it closes them. The bin is kept while
+// its name in the lock dir still names it and it is still private; else
+// it is opened again, as a sweep without a Hold opens it.
 func (s *Store) reuseKept() *sweepDirs {
 	k := s.kept
 	if k == nil {
 		return nil
 	}
 	if stillNamed(s.layout.Home, k.home) && stillNamed(s.layout.LockDir, k.lock) {
+		if k.ld != nil && (k.bin == nil || !k.ld.StillHas(binName, k.bin)) {
+			if k.bin != nil {
+				k.bin.Close()
+			}
+			k.bin = s.openBin(k.ld)
+		}
 		return k
 	}
 	s.kept = nil

@@ -125,22 +125,15 @@ func (s *Store) sweep(ctx context.Context, dryRun, beforeStart bool, each func([
 	// are in the same directories; each action also checks that its file
 	// is still the one judged.
 	var dirs sweepDirs
-	var ld *safefs.Dir // the lock dir's files are judged and acted on through it
 	var derr error
 	if !dryRun {
 		dirs, derr = s.openDirs()
-		defer dirs.close()
-		if dirs.lock != nil {
-			var err error
-			if ld, err = safefs.OpenIn(dirs.lock); err != nil {
-				derr = errors.Join(derr, &FileError{Path: s.layout.LockDir, Op: "open", Err: err, Hint: hintFor(err)})
-			} else {
-				defer ld.Close()
-			}
-		}
+		// A closure: the lock dir's Dir and bin are opened below.
+		defer func() { dirs.close() }()
+		derr = errors.Join(derr, s.openLockDir(&dirs))
 	}
-	bin := s.openBin(ld)
-	defer bin.close()
+	ld := dirs.ld // the lock dir's files are judged and acted on through it
+	bin := newSweepBin(dirs.bin)
 	sum := Summary{Actions: map[Action]int{}}
 	var errs []error
 	changed, kept := 0, 0 // per-file lines logged of each budget

@@ -57,6 +57,11 @@ func (d *Dir) LinkTo(oldname string, to *Dir, newname string) error {
 // Windows it fails with errors.ErrUnsupported.
 func (d *Dir) Sub(name string) (*Dir, error) { return d.sub(name) }
 
+// StillHas reports whether name in d is still the directory sub, and sub
+// still private to this user as Sub requires: a Dir kept open from one
+// sweep to the next is used again only then. On Windows it is false.
+func (d *Dir) StillHas(name string, sub *Dir) bool { return d.stillHas(name, sub) }
+
 // Names lists the names in the directory, in no order.
 func (d *Dir) Names() ([]string, error) { return d.names() }
 

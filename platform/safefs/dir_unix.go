@@ -172,6 +172,17 @@ func (d *Dir) sub(name string) (*Dir, error) {
 	return &Dir{sys: dirSys{f: f, fd: fd}}, nil
 }
 
+func (d *Dir) stillHas(name string, sub *Dir) bool {
+	var named, held unix.Stat_t
+	if plainName(name) != nil ||
+		unix.Fstatat(d.sys.fd, name, &named, unix.AT_SYMLINK_NOFOLLOW) != nil ||
+		unix.Fstat(sub.sys.fd, &held) != nil {
+		return false
+	}
+	return named.Dev == held.Dev && named.Ino == held.Ino &&
+		held.Mode&unix.S_IFMT == unix.S_IFDIR && int(held.Uid) == os.Geteuid() && held.Mode&0o077 == 0
+}
+
 func (d *Dir) names() ([]string, error) {
 	// From the start each time: the descriptor's offset is where the
 	// last listing ended.

@@ -114,3 +114,56 @@ func openDirIn(t *testing.T, top string) *Dir {
 	t.Cleanup(func() { d.Close() })
 	return d
 }
+
+// TestDirStillHas: a Dir kept open still counts as its name only while
+// the name names it and it stays private to this user.
+func TestDirStillHas(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(t *testing.T, top string)
+		want   bool
+	}{
+		{"unchanged", func(*testing.T, string) {}, true},
+		{"opened to others", func(t *testing.T, top string) {
+			if err := os.Chmod(filepath.Join(top, "bin"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"removed", func(t *testing.T, top string) {
+			if err := os.Remove(filepath.Join(top, "bin")); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"replaced by another directory", func(t *testing.T, top string) {
+			if err := os.Rename(filepath.Join(top, "bin"), filepath.Join(top, "old")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(filepath.Join(top, "bin"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"replaced by a link to it", func(t *testing.T, top string) {
+			if err := os.Rename(filepath.Join(top, "bin"), filepath.Join(top, "old")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("old", filepath.Join(top, "bin")); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			top := t.TempDir()
+			d := openDirIn(t, top)
+			sub, err := d.Sub("bin")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sub.Close()
+			tt.change(t, top)
+			if got := d.StillHas("bin", sub); got != tt.want {
+				t.Fatalf("StillHas = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

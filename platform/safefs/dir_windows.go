@@ -39,6 +39,8 @@ func (d *Dir) sub(name string) (*Dir, error) {
 	return nil, fmt.Errorf("%s: %w", name, errors.ErrUnsupported)
 }
 
+func (d *Dir) stillHas(string, *Dir) bool { return false }
+
 func (d *Dir) names() ([]string, error) {
 	f, err := d.root.Open(".")
 	if err != nil {
