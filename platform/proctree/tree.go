@@ -87,19 +87,22 @@ func (t *Tree) Kill() error {
 func (t *Tree) Wait(ctx context.Context) (Leftovers, error) {
 	t.waitExited()
 	exited := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, cgroupEmptyWait)
-	defer cancel()
+	bound := &lazyDeadline{parent: ctx, at: exited.Add(cgroupEmptyWait)}
+	defer bound.stop()
 	t.mu.Lock()
-	left := t.sweepCgroup(ctx)
+	var left Leftovers
+	if t.cg != nil {
+		left = t.sweepCgroup(bound.get())
+	}
 	left.Exited = exited
 	_ = t.killTree()
 	t.mu.Unlock()
 	// Not under the lock: Kill and Signal stay quick while the kernel
 	// empties the cgroup, and are harmless on a root that has exited.
 	if t.cg != nil {
-		left.Err = errors.Join(left.Err, t.cg.empty(ctx))
+		left.Err = errors.Join(left.Err, t.cg.empty(bound.get()))
 	}
-	t.awaitKilled(ctx)
+	t.awaitKilled(bound.get)
 	t.mu.Lock()
 	// Named before the handles go: a process SIGKILL cannot end (frozen,
 	// stuck in the kernel, another user's) must be said, never left
@@ -216,3 +219,27 @@ func (t *Tree) Terminate() error { return t.terminate() }
 // where a gateway's tree is a job object that dies with the supervisor that
 // made it, it returns errors.ErrUnsupported.
 func ProcessGroup(pid int) (int, error) { return processGroup(pid) }
+
+// lazyDeadline is parent bounded by the deadline at, its timer armed only
+// when a wait first asks for it: Wait waits on no cgroup and no killed
+// process after most exits, and a timer armed on every exit woke the
+// runtime's poller on each restart's path.
+type lazyDeadline struct {
+	parent context.Context
+	at     time.Time
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func (l *lazyDeadline) get() context.Context {
+	if l.ctx == nil {
+		l.ctx, l.cancel = context.WithDeadline(l.parent, l.at)
+	}
+	return l.ctx
+}
+
+func (l *lazyDeadline) stop() {
+	if l.cancel != nil {
+		l.cancel()
+	}
+}

@@ -328,10 +328,11 @@ func processGroup(pid int) (int, error) {
 // waited on: a killed process is gone within a few milliseconds.
 const awaitTick = 20 * time.Millisecond
 
-// awaitKilled waits, until ctx ends, for every process the kills found to
-// be gone (dead; a zombie is), so that survivors names only those SIGKILL
-// could not end, not those still on their way out.
-func (t *Tree) awaitKilled(ctx context.Context) {
+// awaitKilled waits, until the context bound gives ends, for every
+// process the kills found to be gone (dead; a zombie is), so that
+// survivors names only those SIGKILL could not end, not those still on
+// their way out. bound is asked only when there is one to wait for.
+func (t *Tree) awaitKilled(bound func() context.Context) {
 	t.mu.Lock()
 	var ms []*member
 	for _, m := range t.sys.members {
@@ -342,9 +343,16 @@ func (t *Tree) awaitKilled(ctx context.Context) {
 	t.mu.Unlock()
 	// The members' handles stay open until release, after Wait's last
 	// use of them; their entries are not written once found.
-	for ctx.Err() == nil {
+	var ctx context.Context
+	for {
 		ms = slices.DeleteFunc(ms, func(m *member) bool { return m.gone() })
 		if len(ms) == 0 {
+			return
+		}
+		if ctx == nil {
+			ctx = bound()
+		}
+		if ctx.Err() != nil {
 			return
 		}
 		hs := make([]handle, len(ms))

@@ -172,4 +172,4 @@ func (t *Tree) survivors() []Unkilled {
 func (t *Tree) adopted() []int { return nil }
 
 // awaitKilled: TerminateJobObject took every process of the job with it.
-func (t *Tree) awaitKilled(context.Context) {}
+func (t *Tree) awaitKilled(func() context.Context) {}
