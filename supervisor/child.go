@@ -84,6 +84,9 @@ func startChild(cfg *Config, self procstate.Identity, log *zap.Logger, clock Clo
 	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
 	cmd.Env = childEnv(os.Environ(), cfg.Env, EnvSupervisor+"="+supervisorTag(self))
 	cmd.Dir = gatewayDir(cfg.Layout.Home)
+	if cfg.stdin != nil {
+		cmd.Stdin = cfg.stdin
+	}
 	// Pipes of our own rather than writers for exec to copy from: then
 	// Wait returns when the gateway exits, not when every holder of its
 	// output closes it. A helper that left the tree (setsid) and keeps

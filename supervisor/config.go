@@ -3,6 +3,7 @@ package supervisor
 import (
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
@@ -78,6 +79,11 @@ type Config struct {
 	// turns the limit off.
 	OutputBurst    int
 	OutputInterval time.Duration
+
+	// stdin is the gateway's standard input: the supervisor's one
+	// /dev/null, opened at the first start and shared by every gateway
+	// (nil: exec opens it for each start, as it does for a nil Stdin).
+	stdin *os.File
 }
 
 // DefaultStopTimeout is above Hermes' default TimeoutStopSec (70 s).

@@ -100,6 +100,7 @@ func (s *Supervisor) start(ctx context.Context) {
 	}
 	tm.mark("persist", time.Now())
 	cfg := s.cfg
+	cfg.stdin = s.nullInput()
 	cfg.Env = append(slices.Clip(cfg.Env), EnvNonce+"="+s.nonce)
 	cfg.Env = append(cfg.Env, s.wd.open()...)
 	tm.mark("notify_socket", time.Now())
@@ -390,3 +391,13 @@ func (s *Supervisor) heed(a watchAction) {
 // timeout (platform/service's stopGrace): an extension we pass up keeps
 // that margin.
 const ownStopGrace = 15 * time.Second
+
+// nullInput is /dev/null, opened once for every gateway's stdin: exec
+// would open and close it on each start's path. nil if it cannot be
+// opened, and exec then tries itself (and says why it failed).
+func (s *Supervisor) nullInput() *os.File {
+	if s.devNull == nil {
+		s.devNull, _ = os.Open(os.DevNull)
+	}
+	return s.devNull
+}

@@ -40,6 +40,11 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	defer cancelWaits()
 	s.loop = loopCtx
 	defer s.wd.dropSpare()
+	defer func() {
+		if s.devNull != nil {
+			s.devNull.Close()
+		}
+	}()
 	s.begin(loopCtx)
 	s.feedOwn()
 	s.armGuard()

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"time"
 
@@ -82,7 +83,9 @@ type Supervisor struct {
 	// timing times the restart under way, from the exit to the next
 	// start; nil unless debug logging is on (see timing.go).
 	timing *timing
-	owned  ownedLocks // the gateway's locks as last looked up (busy.go)
+	// devNull is every gateway's stdin (see nullInput); Run closes it.
+	devNull *os.File
+	owned   ownedLocks // the gateway's locks as last looked up (busy.go)
 }
 
 type loopTimers struct {
