@@ -22,9 +22,10 @@ func owns(rec Record, owner procstate.Identity) bool {
 
 // ownedFiles lists the pid file and scoped locks whose records name
 // owner, each with the stamp of the version read.
-// The lock dir is listed a batch at a time and only the matches are
-// kept: at 100 000 lock files it holds a batch of names, not all of them.
-func (s *Store) ownedFiles(owner procstate.Identity, read func(path string) ([]byte, safefs.FileStamp, error)) ([]judged, error) {
+// The lock dir is listed a batch at a time, through ld when it is open
+// (nil: by its path), and only the matches are kept: at 100 000 lock
+// files it holds a batch of names, not all of them.
+func (s *Store) ownedFiles(ld *safefs.Dir, owner procstate.Identity, read func(path string) ([]byte, safefs.FileStamp, error)) ([]judged, error) {
 	var out []judged
 	try := func(p string, kind Kind) {
 		b, st, err := read(p)
@@ -38,7 +39,7 @@ func (s *Store) ownedFiles(owner procstate.Identity, read func(path string) ([]b
 		out = append(out, judged{Entry: Entry{Path: p, Kind: kind, Record: &rec}, stamp: st})
 	}
 	try(s.layout.PIDFile(), KindPIDFile)
-	err := s.eachLockDirBatch(ownedBatch, func(names []string) {
+	err := s.eachLockDirBatch(ld, ownedBatch, func(names []string) {
 		for _, n := range names {
 			if strings.HasSuffix(n, ".lock") {
 				try(filepath.Join(s.layout.LockDir, n), KindScopedLock)
@@ -58,7 +59,7 @@ const ownedBatch = 1024
 func (s *Store) Release(_ context.Context, owner procstate.Identity) ([]Entry, error) {
 	dirs, derr := s.openDirs()
 	defer dirs.close()
-	js, err := s.ownedFiles(owner, func(p string) ([]byte, safefs.FileStamp, error) {
+	js, err := s.ownedFiles(dirs.ld, owner, func(p string) ([]byte, safefs.FileStamp, error) {
 		root, name, err := dirs.of(s.layout, p)
 		if err != nil {
 			return nil, safefs.FileStamp{}, err
@@ -92,7 +93,7 @@ func (s *Store) Release(_ context.Context, owner procstate.Identity) ([]Entry, e
 
 // Owned lists the pid file and scoped locks whose records name owner.
 func (s *Store) Owned(_ context.Context, owner procstate.Identity) ([]Entry, error) {
-	js, err := s.ownedFiles(owner, func(p string) ([]byte, safefs.FileStamp, error) {
+	js, err := s.ownedFiles(nil, owner, func(p string) ([]byte, safefs.FileStamp, error) {
 		return safefs.ReadRegular(p, MaxRecordSize+1)
 	})
 	es := make([]Entry, len(js))

@@ -213,13 +213,13 @@ func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin 
 	}
 	judge := func(names []string) []judged { return s.judgeLockFiles(ctx, names, acting, ld) }
 	if bin == nil {
-		err = s.eachLockDirBatch(judgeBatch, func(names []string) { handle(judge(names)) })
+		err = s.eachLockDirBatch(ld, judgeBatch, func(names []string) { handle(judge(names)) })
 	} else {
 		// One batch waits judged while f acts on another: what the sweep
 		// holds stays bounded by a few batches.
 		batches, listed := make(chan []judged, 1), make(chan error, 1)
 		go func() {
-			listed <- s.eachLockDirBatch(judgeBatch, func(names []string) { batches <- judge(names) })
+			listed <- s.eachLockDirBatch(ld, judgeBatch, func(names []string) { batches <- judge(names) })
 			close(batches)
 		}()
 		for js := range batches {

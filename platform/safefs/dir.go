@@ -1,6 +1,10 @@
 package safefs
 
-import "os"
+import (
+	"errors"
+	"io"
+	"os"
+)
 
 // Dir is a directory opened once for many calls, each on one name in it:
 // a sweep of 100 000 lock files stamps, reads, locks, renames and removes
@@ -64,6 +68,28 @@ func (d *Dir) StillHas(name string, sub *Dir) bool { return d.stillHas(name, sub
 
 // Names lists the names in the directory, in no order.
 func (d *Dir) Names() ([]string, error) { return d.names() }
+
+// EachBatch lists the directory from its start, n entries at a time, and
+// hands each batch to f before it reads the next: a lock dir of 100 000
+// names is never held whole.
+func (d *Dir) EachBatch(n int, f func([]os.DirEntry)) error { return d.eachBatch(n, f) }
+
+// ReadBatches reads the open directory dir from its offset, n entries at
+// a time, and hands each batch to f before it reads the next.
+func ReadBatches(dir *os.File, n int, f func([]os.DirEntry)) error {
+	for {
+		des, err := dir.ReadDir(n)
+		if len(des) > 0 {
+			f(des)
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
 
 // Remove removes the file name, never a directory.
 func (d *Dir) Remove(name string) error { return d.remove(name) }

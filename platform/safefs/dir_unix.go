@@ -192,6 +192,13 @@ func (d *Dir) names() ([]string, error) {
 	return d.sys.f.Readdirnames(-1)
 }
 
+func (d *Dir) eachBatch(n int, f func([]os.DirEntry)) error {
+	if _, err := d.sys.f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	return ReadBatches(d.sys.f, n, f)
+}
+
 func (d *Dir) remove(name string) error {
 	if err := plainName(name); err != nil {
 		return err

@@ -4,6 +4,8 @@ package safefs
 
 import (
 	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -165,5 +167,40 @@ func TestDirStillHas(t *testing.T) {
 				t.Fatalf("StillHas = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestDirEachBatch: every name comes once, in batches of at most n, and
+// a second listing starts again from the top, not where the first ended.
+func TestDirEachBatch(t *testing.T) {
+	top := t.TempDir()
+	want := map[string]bool{}
+	for i := range 7 {
+		n := fmt.Sprint("f", i)
+		want[n] = true
+		if err := os.WriteFile(filepath.Join(top, n), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := openDirIn(t, top)
+	for pass := range 2 {
+		got := map[string]bool{}
+		err := d.EachBatch(3, func(des []os.DirEntry) {
+			if len(des) > 3 {
+				t.Errorf("pass %d: a batch of %d, want at most 3", pass, len(des))
+			}
+			for _, e := range des {
+				if got[e.Name()] {
+					t.Errorf("pass %d: %s listed twice", pass, e.Name())
+				}
+				got[e.Name()] = true
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(got, want) {
+			t.Fatalf("pass %d listed %v, want %v", pass, got, want)
+		}
 	}
 }

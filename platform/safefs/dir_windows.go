@@ -41,6 +41,15 @@ func (d *Dir) sub(name string) (*Dir, error) {
 
 func (d *Dir) stillHas(string, *Dir) bool { return false }
 
+func (d *Dir) eachBatch(n int, f func([]os.DirEntry)) error {
+	dir, err := d.root.Open(".")
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	return ReadBatches(dir, n, f)
+}
+
 func (d *Dir) names() ([]string, error) {
 	f, err := d.root.Open(".")
 	if err != nil {
