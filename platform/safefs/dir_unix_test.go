@@ -15,13 +15,7 @@ import (
 // TestDirSub makes a private directory once, opens it again after, and
 // moves, links and lists files between it and its parent by name.
 func TestDirSub(t *testing.T) {
-	top := t.TempDir()
-	d := openDirIn(t, top)
-	sub, err := d.Sub("bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Close()
+	top, d, sub := subIn(t)
 	if fi, err := os.Lstat(filepath.Join(top, "bin")); err != nil || fi.Mode().Perm() != 0o700 || !fi.IsDir() {
 		t.Fatalf("bin: %v %v; want a directory of mode 0700", fi, err)
 	}
@@ -155,13 +149,7 @@ func TestDirStillHas(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			top := t.TempDir()
-			d := openDirIn(t, top)
-			sub, err := d.Sub("bin")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sub.Close()
+			top, d, sub := subIn(t)
 			tt.change(t, top)
 			if got := d.StillHas("bin", sub); got != tt.want {
 				t.Fatalf("StillHas = %v, want %v", got, tt.want)
@@ -203,4 +191,17 @@ func TestDirEachBatch(t *testing.T) {
 			t.Fatalf("pass %d listed %v, want %v", pass, got, want)
 		}
 	}
+}
+
+// subIn opens a new temporary directory as a Dir, and Sub "bin" in it.
+func subIn(t *testing.T) (top string, d, sub *Dir) {
+	t.Helper()
+	top = t.TempDir()
+	d = openDirIn(t, top)
+	sub, err := d.Sub("bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sub.Close() })
+	return top, d, sub
 }
