@@ -272,7 +272,9 @@ func TestStopSendsMarkerAndSIGTERMAndKillsGrandchildren(t *testing.T) {
 	h := startHarness(t, testPolicy(), "-spawn-grandchild", "-grandchild-pid-file", gcFile)
 	st := h.waitReady()
 	// The demo gateway may report ready before it has written the
-	// grandchild's pid.
+	// grandchild's pid: readiness also comes from gateway.pid alone,
+	// written before the grandchild starts. Another process writes the
+	// file and nothing tells the test, so it is polled, bounded below.
 	var b []byte
 	for deadline := time.Now().Add(30 * time.Second); len(b) == 0; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -303,7 +305,8 @@ func TestStopSendsMarkerAndSIGTERMAndKillsGrandchildren(t *testing.T) {
 		t.Fatalf("gateway_state.json: %+v, %v", gs, err)
 	}
 	// SIGKILL to its process group is sent before stop answers; the
-	// kernel finishes the grandchild off asynchronously.
+	// kernel finishes the grandchild off asynchronously. It is no child
+	// of the test's to wait for, so its verdict is polled, bounded below.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		v := h.prober.Judge(context.Background(), gc, nil).Verdict
 		if v.Stale() {
