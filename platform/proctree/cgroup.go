@@ -100,11 +100,9 @@ func (t *Tree) killCgroup() error {
 }
 
 // sweepCgroup kills what is left in the cgroup of a tree whose root has
-// exited, and says what that was.
+// exited, and says what that was. Wait calls it only for a tree in a
+// cgroup.
 func (t *Tree) sweepCgroup(ctx context.Context) Leftovers {
-	if t.cg == nil {
-		return Leftovers{}
-	}
 	l := Leftovers{Cgroup: t.cg.dir}
 	pids, err := t.cg.members()
 	for _, pid := range pids {
