@@ -8,14 +8,17 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
+	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
 // TestSweepAddsNoNameToTheLockDir: a stale lock goes out through the bin,
@@ -297,10 +300,34 @@ func TestDryRunMakesNoBin(t *testing.T) {
 // TestSweepManyBatches sweeps a lock dir of several batches, judged ahead
 // while the one before is acted on: every file is judged exactly once,
 // every stale one goes, every live one stays, and the bin ends empty.
+// With every bound on the workers, acts never run on more goroutines
+// than split gives them.
 func TestSweepManyBatches(t *testing.T) {
 	live := startProc(t, "block", true)
 	dead := deadIdentity(t)
-	s, l := newStore(t)
+	for _, w := range []int{0, 1, 3} {
+		t.Run("workers="+strconv.Itoa(w), func(t *testing.T) {
+			s, l := newStore(t)
+			s.WithWorkers(w)
+			_, act, _ := s.split(true)
+			var in, most atomic.Int32
+			s.beforeRemove = func(string) {
+				n := in.Add(1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				runtime.Gosched() // room for another act to come in, were it allowed
+				in.Add(-1)
+			}
+			sweepManyBatches(t, s, l, live, dead)
+			if m := most.Load(); m > int32(act) {
+				t.Fatalf("%d acts at once with %d workers; split allows %d", m, w, act)
+			}
+		})
+	}
+}
+
+func sweepManyBatches(t *testing.T, s *Store, l Layout, live, dead procstate.Identity) {
+	t.Helper()
 	n := 2*judgeBatch + judgeBatch/2
 	want := map[string]bool{} // path: kept
 	for i := range n {

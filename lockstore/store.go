@@ -85,6 +85,9 @@ type Store struct {
 	now    func() time.Time
 	// own are command lines the supervisor starts: they count as gateways.
 	own [][]string
+	// workers bounds the goroutines a sweep keeps busy (WithWorkers); zero
+	// means GOMAXPROCS.
+	workers int
 	// beforeRemove, set only by tests, runs between judging a file and
 	// renaming it: the window in which a gateway may claim it.
 	beforeRemove func(path string)
@@ -105,6 +108,31 @@ func (s *Store) WithGatewayCommand(argv []string) *Store {
 	return s
 }
 
+// WithWorkers bounds how many goroutines a sweep keeps busy at once,
+// judging and acting together, to n; it returns s. Zero, the default,
+// means GOMAXPROCS. A process that must answer while it sweeps (the
+// supervisor's control endpoint) runs with more Ps than this: Go looks
+// at the network from an idle P, else only every 10 ms.
+func (s *Store) WithWorkers(n int) *Store {
+	s.workers = max(n, 0)
+	return s
+}
+
+// split returns how many goroutines judge a batch and how many act on
+// one. With ahead, the two run at once and share the store's workers;
+// otherwise they take turns and each has all of them. ahead is false when
+// the workers are too few to share.
+func (s *Store) split(pipelined bool) (judge, act int, ahead bool) {
+	w := s.workers
+	if w == 0 {
+		w = runtime.GOMAXPROCS(0)
+	}
+	if !pipelined || w < 2 {
+		return w, w, false
+	}
+	return (w + 1) / 2, w / 2, true
+}
+
 // Layout returns the files the store works on.
 func (s *Store) Layout() Layout { return s.layout }
 
@@ -123,11 +151,12 @@ func (e *judged) set(d decision) {
 	e.Record, e.Verdict, e.Action, e.Reason = d.record, d.verdict, d.action, d.reason
 }
 
-// parallel runs f(0..n-1) on up to GOMAXPROCS goroutines. Sweeps of big
-// lock dirs spend their time in system calls on independent files, so
-// they finish sooner; small ones stay on the caller's goroutine.
-func parallel(n int, f func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n/32)
+// parallel runs f(0..n-1) on up to w goroutines, the caller's among
+// them. Sweeps of big lock dirs spend their time in system calls on
+// independent files, so they finish sooner; small ones stay on the
+// caller's goroutine.
+func parallel(w, n int, f func(i int)) {
+	workers := min(w, n/32)
 	if workers < 2 {
 		for i := range n {
 			f(i)
@@ -135,16 +164,20 @@ func parallel(n int, f func(i int)) {
 		return
 	}
 	var next atomic.Int64
+	work := func() {
+		for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+			f(i)
+		}
+	}
 	var wg sync.WaitGroup
-	for range workers {
+	for range workers - 1 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				f(i)
-			}
+			work()
 		}()
 	}
+	work()
 	wg.Wait()
 }
 
@@ -194,8 +227,8 @@ const judgeBatch = 2048
 // lock dir, so the next batch is listed and judged while f acts on this
 // one: no name the sweep itself made can be listed. On two cores the
 // judging, reads and parsing, then fits beside the renames, which take
-// turns on the lock dir's own lock. The bin's own leftovers come last,
-// in a batch of their own.
+// turns on the lock dir's own lock; the two share the store's workers
+// (split). The bin's own leftovers come last, in a batch of their own.
 func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin *sweepBin, f func([]judged)) (*Entry, error) {
 	var errs []error
 	home, runs, err := s.judgeHomeFiles(ctx)
@@ -211,8 +244,9 @@ func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin 
 		}
 		f(js)
 	}
-	judge := func(names []string) []judged { return s.judgeLockFiles(ctx, names, acting, ld) }
-	if bin == nil {
+	judgeW, _, ahead := s.split(bin != nil)
+	judge := func(names []string) []judged { return s.judgeLockFiles(ctx, judgeW, names, acting, ld) }
+	if !ahead {
 		err = s.eachLockDirBatch(ld, judgeBatch, func(names []string) { handle(judge(names)) })
 	} else {
 		// One batch waits judged while f acts on another: what the sweep
@@ -294,10 +328,10 @@ func (s *Store) judgeHomeFiles(ctx context.Context) (_ []judged, runs *Entry, _ 
 
 // judgeLockFiles judges the lock dir's files of names: Hermes' token
 // locks by its rules, leftovers by age; other names are not ours to judge.
-func (s *Store) judgeLockFiles(ctx context.Context, names []string, acting bool, ld *safefs.Dir) []judged {
+func (s *Store) judgeLockFiles(ctx context.Context, w int, names []string, acting bool, ld *safefs.Dir) []judged {
 	lockFiles := make([]judged, len(names))
 	found := make([]bool, len(names))
-	parallel(len(names), func(i int) {
+	parallel(w, len(names), func(i int) {
 		p := filepath.Join(s.layout.LockDir, names[i])
 		switch n := names[i]; {
 		case isTokenLock(n):
@@ -312,8 +346,8 @@ func (s *Store) judgeLockFiles(ctx context.Context, names []string, acting bool,
 			facts = append(facts, &lockFiles[i].facts)
 		}
 	}
-	r := s.rules(ctx, facts...)
-	parallel(len(lockFiles), func(i int) {
+	r := s.rulesOn(ctx, w, facts...)
+	parallel(w, len(lockFiles), func(i int) {
 		e := &lockFiles[i]
 		switch {
 		case !found[i] || e.Kind != KindScopedLock || e.Action == ActionError:
@@ -336,6 +370,11 @@ func (s *Store) judgeLockFiles(ctx context.Context, names []string, acting bool,
 // rules looks once at each pid the records of fs name and returns Hermes'
 // rules over what it saw.
 func (s *Store) rules(ctx context.Context, fs ...*fileFacts) *rules {
+	return s.rulesOn(ctx, 1, fs...)
+}
+
+// rulesOn is rules, looking on up to w goroutines.
+func (s *Store) rulesOn(ctx context.Context, w int, fs ...*fileFacts) *rules {
 	pids := pidsNamed(fs...)
 	looks := make([]procFacts, len(pids))
 	var live map[int]bool
@@ -343,7 +382,7 @@ func (s *Store) rules(ctx context.Context, fs ...*fileFacts) *rules {
 	if len(pids) >= pidTableMin {
 		live, listed = livePIDs()
 	}
-	parallel(len(pids), func(i int) {
+	parallel(w, len(pids), func(i int) {
 		if pid := pids[i]; listed && pid > 0 && !live[pid] {
 			looks[i] = gone(pid)
 			return

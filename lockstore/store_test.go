@@ -10,8 +10,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -725,6 +727,56 @@ func TestSweepReportsEachErrorOnce(t *testing.T) {
 		// errors.Join puts one error per line.
 		if !errors.As(err, &fe) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("dry run %v: want one error naming %s, got %v", dry, l.PIDFile(), err)
+		}
+	}
+}
+
+// TestSplitSharesTheWorkers: judging ahead and acting at once never keep
+// more goroutines busy than the store's bound, and neither is left none.
+func TestSplitSharesTheWorkers(t *testing.T) {
+	procs := runtime.GOMAXPROCS(0)
+	for _, tc := range []struct {
+		workers, judge, act int
+		pipelined, ahead    bool
+	}{
+		{workers: 1, pipelined: true, judge: 1, act: 1, ahead: false},
+		{workers: 2, pipelined: true, judge: 1, act: 1, ahead: true},
+		{workers: 3, pipelined: true, judge: 2, act: 1, ahead: true},
+		{workers: 8, pipelined: true, judge: 4, act: 4, ahead: true},
+		{workers: 3, pipelined: false, judge: 3, act: 3, ahead: false},
+		{workers: 0, pipelined: false, judge: procs, act: procs, ahead: false},
+	} {
+		s := (&Store{}).WithWorkers(tc.workers)
+		judge, act, ahead := s.split(tc.pipelined)
+		if judge != tc.judge || act != tc.act || ahead != tc.ahead {
+			t.Errorf("workers %d, pipelined %v: judge %d, act %d, ahead %v; want %d, %d, %v",
+				tc.workers, tc.pipelined, judge, act, ahead, tc.judge, tc.act, tc.ahead)
+		}
+	}
+}
+
+// TestParallelRunsEachOnceOnAtMostW: every index once, never more than w
+// at a time.
+func TestParallelRunsEachOnceOnAtMostW(t *testing.T) {
+	for _, w := range []int{1, 2, 3, 8} {
+		const n = 4096
+		var seen [n]atomic.Int32
+		var in, most atomic.Int32
+		parallel(w, n, func(i int) {
+			c := in.Add(1)
+			for m := most.Load(); c > m && !most.CompareAndSwap(m, c); m = most.Load() {
+			}
+			seen[i].Add(1)
+			runtime.Gosched()
+			in.Add(-1)
+		})
+		if m := most.Load(); m > int32(w) {
+			t.Errorf("w %d: %d at once", w, m)
+		}
+		for i := range seen {
+			if c := seen[i].Load(); c != 1 {
+				t.Fatalf("w %d: index %d ran %d times", w, i, c)
+			}
 		}
 	}
 }

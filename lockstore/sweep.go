@@ -134,6 +134,7 @@ func (s *Store) sweep(ctx context.Context, dryRun, beforeStart bool, each func([
 	}
 	ld := dirs.ld // the lock dir's files are judged and acted on through it
 	bin := newSweepBin(dirs.bin)
+	_, actW, _ := s.split(bin != nil)
 	sum := Summary{Actions: map[Action]int{}}
 	var errs []error
 	changed, kept := 0, 0 // per-file lines logged of each budget
@@ -144,7 +145,7 @@ func (s *Store) sweep(ctx context.Context, dryRun, beforeStart bool, each func([
 		}
 		if !dryRun {
 			// Each file's rename, re-check and unlink touch that file alone.
-			parallel(len(js), func(i int) { s.act(ctx, dirs, ld, bin, &js[i], beforeStart) })
+			parallel(actW, len(js), func(i int) { s.act(ctx, dirs, ld, bin, &js[i], beforeStart) })
 		}
 		for i := range js {
 			e := &js[i]

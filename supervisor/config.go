@@ -79,6 +79,11 @@ type Config struct {
 	// turns the limit off.
 	OutputBurst    int
 	OutputInterval time.Duration
+	// SweepWorkers bounds the goroutines a sweep keeps busy at once;
+	// zero means GOMAXPROCS. Below GOMAXPROCS a P stays idle through a
+	// big sweep, and the control endpoint's connections are taken at
+	// once: with every P busy, Go looks at the network only every 10 ms.
+	SweepWorkers int
 
 	// stdin is the gateway's standard input: the supervisor's one
 	// /dev/null, opened at the first start and shared by every gateway
@@ -126,6 +131,9 @@ func (c *Config) Validate() error {
 	}
 	if c.OutputInterval < 0 {
 		errs = append(errs, fmt.Errorf("--log-rate-limit-interval must not be negative, got %s (0 turns the limit off)", c.OutputInterval))
+	}
+	if c.SweepWorkers < 0 {
+		errs = append(errs, fmt.Errorf("sweep workers must not be negative, got %d (0 means GOMAXPROCS)", c.SweepWorkers))
 	}
 	if c.HangAfter < 0 {
 		errs = append(errs, fmt.Errorf("hang-after must not be negative, got %s", c.HangAfter))

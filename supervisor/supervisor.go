@@ -127,7 +127,7 @@ func New(cfg Config, log *zap.Logger, clock Clock, prober *procstate.Prober) (*S
 		log:       log,
 		clock:     clock,
 		prober:    prober,
-		store:     lockstore.New(cfg.Layout, prober, log, clock.Now).WithGatewayCommand(cfg.Command),
+		store:     lockstore.New(cfg.Layout, prober, log, clock.Now).WithGatewayCommand(cfg.Command).WithWorkers(cfg.SweepWorkers),
 		self:      self,
 		events:    make(chan event, 16),
 		statusReq: make(chan reply),
