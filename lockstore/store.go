@@ -249,17 +249,9 @@ func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin 
 	if !ahead {
 		err = s.eachLockDirBatch(ld, judgeBatch, func(names []string) { handle(judge(names)) })
 	} else {
-		// One batch waits judged while f acts on another: what the sweep
-		// holds stays bounded by a few batches.
-		batches, listed := make(chan []judged, 1), make(chan error, 1)
-		go func() {
-			listed <- s.eachLockDirBatch(ld, judgeBatch, func(names []string) { batches <- judge(names) })
-			close(batches)
-		}()
-		for js := range batches {
-			handle(js)
-		}
-		err = <-listed
+		each, end := aheadOf(judge, handle)
+		err = s.eachLockDirBatch(ld, judgeBatch, each)
+		end()
 	}
 	if err != nil {
 		errs = append(errs, err)
@@ -271,6 +263,52 @@ func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin 
 		handle(left)
 	}
 	return runs, errors.Join(errs...)
+}
+
+// aheadOf returns a batch function that judges each batch on the
+// caller's goroutine while another goroutine acts on the batch before:
+// one batch waits judged while another is acted on, so what the sweep
+// holds stays bounded by a few batches. That goroutine starts with the
+// second batch: a lock dir of one batch, every restart's, is judged and
+// acted on in turn, with no goroutine made and no thread woken. Call the
+// returned end once the listing is over; it returns when every batch has
+// been acted on.
+func aheadOf(judge func([]string) []judged, act func([]judged)) (each func([]string), end func()) {
+	var first []judged
+	var held bool
+	var acts chan []judged
+	acted := make(chan struct{})
+	each = func(names []string) {
+		js := judge(names)
+		switch {
+		case acts != nil:
+		case !held:
+			first, held = js, true
+			return
+		default:
+			acts = make(chan []judged, 1)
+			go func() {
+				defer close(acted)
+				for js := range acts {
+					act(js)
+				}
+			}()
+			acts <- first
+			first = nil
+		}
+		acts <- js
+	}
+	end = func() {
+		if acts == nil {
+			if held {
+				act(first)
+			}
+			return
+		}
+		close(acts)
+		<-acted
+	}
+	return each, end
 }
 
 // judgeHomeFiles judges gateway.lock, gateway.pid, the state file, the

@@ -11,7 +11,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -777,6 +779,42 @@ func TestParallelRunsEachOnceOnAtMostW(t *testing.T) {
 			if c := seen[i].Load(); c != 1 {
 				t.Fatalf("w %d: index %d ran %d times", w, i, c)
 			}
+		}
+	}
+}
+
+// TestAheadOfActsOnEveryBatchOnce: each batch is acted on once, in order,
+// and all before end returns; a single batch is acted on by end itself,
+// on the caller's goroutine, so a restart's sweep starts no goroutine.
+func TestAheadOfActsOnEveryBatchOnce(t *testing.T) {
+	for _, batches := range []int{0, 1, 2, 5} {
+		var acted []string
+		var inEnd atomic.Bool
+		var actedOutsideEnd, mostGoroutines atomic.Int32
+		base := int32(runtime.NumGoroutine())
+		judge := func(names []string) []judged { return []judged{{Entry: Entry{Path: names[0]}}} }
+		act := func(js []judged) {
+			if !inEnd.Load() {
+				actedOutsideEnd.Add(1)
+			}
+			mostGoroutines.Store(max(mostGoroutines.Load(), int32(runtime.NumGoroutine())))
+			acted = append(acted, js[0].Path)
+		}
+		each, end := aheadOf(judge, act)
+		var want []string
+		for i := range batches {
+			name := strconv.Itoa(i)
+			want = append(want, name)
+			each([]string{name})
+		}
+		inEnd.Store(true)
+		end()
+		if !slices.Equal(acted, want) {
+			t.Errorf("%d batches: acted on %v, want %v", batches, acted, want)
+		}
+		if batches == 1 && (actedOutsideEnd.Load() != 0 || mostGoroutines.Load() > base) {
+			t.Errorf("one batch went ahead: acted on before end %d times, %d goroutines while acting, %d before",
+				actedOutsideEnd.Load(), mostGoroutines.Load(), base)
 		}
 	}
 }
