@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,6 +36,35 @@ func TestStatusIsAnsweredWhileTheLoopSweeps(t *testing.T) {
 	// After the sweep the loop answers again, and no longer busy.
 	if st := m.s.statusNow(); st.Busy != "" {
 		t.Errorf("busy %q after the sweep", st.Busy)
+	}
+}
+
+// A status request that looked before the loop became busy, and so
+// waits for the loop, is answered with the busy status all the same.
+func TestAWaitingStatusIsAnsweredWhenTheLoopTurnsBusy(t *testing.T) {
+	m := newMachine(t)
+	setup(m, "backoff")
+	looked := make(chan struct{})
+	var once sync.Once
+	m.s.beforeAsk = func() { once.Do(func() { close(looked) }) }
+	answer := make(chan Response, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		answer <- m.s.Do(ctx, "status")
+	}()
+	<-looked // it found the loop not busy, and goes to wait for it
+	var got Response
+	m.s.whileBusy("sweeping the home and lock dir before a start", func() {
+		// Nobody runs the loop here: only the busy status can answer.
+		select {
+		case got = <-answer:
+		case <-time.After(30 * time.Second):
+			t.Error("a request waiting for the loop was not answered while it was busy")
+		}
+	})
+	if !got.OK || got.Status == nil || !strings.HasPrefix(got.Status.Busy, "sweeping") {
+		t.Fatalf("status of a request waiting when the sweep began: %+v", got)
 	}
 }
 

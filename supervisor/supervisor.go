@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -27,9 +28,16 @@ type Supervisor struct {
 	prober *procstate.Prober
 	self   procstate.Identity
 	events chan event
-	// statusReq carries status requests: the loop answers them, or, while
-	// it is busy with a long step, the goroutine whileBusy runs.
-	statusReq chan reply
+	// statusReq carries status requests to the loop. While the loop is
+	// busy with a long step, busy is the status it published (whileBusy),
+	// and busyBegins, closed when such a step begins, tells a request
+	// already waiting on statusReq to take that instead.
+	statusReq  chan reply
+	busy       atomic.Pointer[Status]
+	busyBegins atomic.Pointer[chan struct{}]
+	// beforeAsk, set only by tests, runs in askStatus between its look at
+	// busy and its wait for the loop.
+	beforeAsk func()
 	rnd       func() float64
 	bootID    string
 	nonce     string // in our gateways' environment; never written anywhere
@@ -115,7 +123,7 @@ func New(cfg Config, log *zap.Logger, clock Clock, prober *procstate.Prober) (*S
 	}
 	root := lockstore.New(lockstore.Layout{Home: lockstore.ProfileRoot(cfg.Layout.Home), LockDir: cfg.Layout.LockDir}, prober, log, clock.Now)
 	host := lockstore.New(cfg.Layout, prober, log, clock.Now)
-	return &Supervisor{
+	sup := &Supervisor{
 		profile:   profile,
 		named:     named,
 		root:      root,
@@ -136,7 +144,10 @@ func New(cfg Config, log *zap.Logger, clock Clock, prober *procstate.Prober) (*S
 		loop:      context.Background(),
 		spawn:     spawnChild,
 		wd:        watchdog{log: log, clock: clock, home: cfg.Layout.Home, setting: cfg.Watchdog, hangAfter: cfg.HangAfter},
-	}, nil
+	}
+	begins := make(chan struct{})
+	sup.busyBegins.Store(&begins)
+	return sup, nil
 }
 
 // treeFields names the cgroup a kill of the gateway's tree takes down with
