@@ -85,9 +85,9 @@ type Store struct {
 	now    func() time.Time
 	// own are command lines the supervisor starts: they count as gateways.
 	own [][]string
-	// workers bounds the goroutines a sweep keeps busy (WithWorkers); zero
+	// busyMax bounds the goroutines a sweep keeps busy (WithWorkers); zero
 	// means GOMAXPROCS.
-	workers int
+	busyMax int
 	// beforeRemove, set only by tests, runs between judging a file and
 	// renaming it: the window in which a gateway may claim it.
 	beforeRemove func(path string)
@@ -114,23 +114,28 @@ func (s *Store) WithGatewayCommand(argv []string) *Store {
 // supervisor's control endpoint) runs with more Ps than this: Go looks
 // at the network from an idle P, else only every 10 ms.
 func (s *Store) WithWorkers(n int) *Store {
-	s.workers = max(n, 0)
+	s.busyMax = max(n, 0)
 	return s
 }
 
-// split returns how many goroutines judge a batch and how many act on
-// one. With ahead, the two run at once and share the store's workers;
-// otherwise they take turns and each has all of them. ahead is false when
-// the workers are too few to share.
-func (s *Store) split(pipelined bool) (judge, act int, ahead bool) {
-	w := s.workers
-	if w == 0 {
-		w = runtime.GOMAXPROCS(0)
+// workers returns how many goroutines a sweep may keep busy.
+func (s *Store) workers() int {
+	if s.busyMax > 0 {
+		return s.busyMax
 	}
-	if !pipelined || w < 2 {
-		return w, w, false
+	return runtime.GOMAXPROCS(0)
+}
+
+// shared returns how many goroutines judge and how many act while the
+// two run at once; when they take turns, each has all of workers(). A
+// bound store splits its bound between them; an unbound one gives each
+// GOMAXPROCS and leaves the sharing to Go's scheduler.
+func (s *Store) shared() (judge, act int) {
+	w := s.workers()
+	if s.busyMax == 0 {
+		return w, w
 	}
-	return (w + 1) / 2, w / 2, true
+	return (w + 1) / 2, max(w/2, 1)
 }
 
 // Layout returns the files the store works on.
@@ -201,7 +206,7 @@ func entries(js []judged) []Entry {
 func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 	var out []judged
 	home := -1
-	_, err := s.judgeEach(ctx, false, nil, nil, func(js []judged) {
+	_, err := s.judgeEach(ctx, false, nil, nil, func(js []judged, _ int) {
 		out = append(out, js...)
 		if home < 0 {
 			home = len(out)
@@ -228,28 +233,30 @@ const judgeBatch = 2048
 // one: no name the sweep itself made can be listed. On two cores the
 // judging, reads and parsing, then fits beside the renames, which take
 // turns on the lock dir's own lock; the two share the store's workers
-// (split). The bin's own leftovers come last, in a batch of their own.
-func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin *sweepBin, f func([]judged)) (*Entry, error) {
+// while both run (aheadOf). The bin's own leftovers come last, in a batch
+// of their own.
+func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin *sweepBin, f func(js []judged, w int)) (*Entry, error) {
 	var errs []error
+	w := s.workers()
 	home, runs, err := s.judgeHomeFiles(ctx)
 	if err != nil {
 		errs = append(errs, err)
 	}
-	f(home)
-	handle := func(js []judged) {
+	f(home, w)
+	handle := func(js []judged, w int) {
 		for _, e := range js {
 			if e.Err != nil {
 				errs = append(errs, e.Err)
 			}
 		}
-		f(js)
+		f(js, w)
 	}
-	judgeW, _, ahead := s.split(bin != nil)
-	judge := func(names []string) []judged { return s.judgeLockFiles(ctx, judgeW, names, acting, ld) }
-	if !ahead {
-		err = s.eachLockDirBatch(ld, judgeBatch, func(names []string) { handle(judge(names)) })
+	judge := func(names []string, w int) []judged { return s.judgeLockFiles(ctx, w, names, acting, ld) }
+	if bin == nil || w < 2 {
+		err = s.eachLockDirBatch(ld, judgeBatch, func(names []string) { handle(judge(names, w), w) })
 	} else {
-		each, end := aheadOf(judge, handle)
+		judgeW, actW := s.shared()
+		each, end := aheadOf(w, judgeW, actW, judge, handle)
 		err = s.eachLockDirBatch(ld, judgeBatch, each)
 		end()
 	}
@@ -260,7 +267,7 @@ func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin 
 	if left, err := s.binLeftovers(bin); err != nil {
 		errs = append(errs, err)
 	} else if len(left) > 0 {
-		handle(left)
+		handle(left, w)
 	}
 	return runs, errors.Join(errs...)
 }
@@ -270,38 +277,38 @@ func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin 
 // one batch waits judged while another is acted on, so what the sweep
 // holds stays bounded by a few batches. That goroutine starts with the
 // second batch: a lock dir of one batch, every restart's, is judged and
-// acted on in turn, with no goroutine made and no thread woken. Call the
-// returned end once the listing is over; it returns when every batch has
-// been acted on.
-func aheadOf(judge func([]string) []judged, act func([]judged)) (each func([]string), end func()) {
+// acted on in turn, with no goroutine made and no thread woken. Judging
+// and acting each have w workers when they take turns, and judgeW and
+// actW while both run (Store.shared). Call the returned end once the
+// listing is over; it returns when every batch has been acted on.
+func aheadOf(w, judgeW, actW int, judge func(names []string, w int) []judged, act func(js []judged, w int)) (each func([]string), end func()) {
 	var first []judged
 	var held bool
 	var acts chan []judged
 	acted := make(chan struct{})
 	each = func(names []string) {
-		js := judge(names)
 		switch {
 		case acts != nil:
 		case !held:
-			first, held = js, true
+			first, held = judge(names, w), true
 			return
 		default:
 			acts = make(chan []judged, 1)
 			go func() {
 				defer close(acted)
 				for js := range acts {
-					act(js)
+					act(js, actW)
 				}
 			}()
 			acts <- first
 			first = nil
 		}
-		acts <- js
+		acts <- judge(names, judgeW)
 	}
 	end = func() {
 		if acts == nil {
 			if held {
-				act(first)
+				act(first, w)
 			}
 			return
 		}

@@ -733,26 +733,23 @@ func TestSweepReportsEachErrorOnce(t *testing.T) {
 	}
 }
 
-// TestSplitSharesTheWorkers: judging ahead and acting at once never keep
-// more goroutines busy than the store's bound, and neither is left none.
-func TestSplitSharesTheWorkers(t *testing.T) {
+// TestWorkersAreShared: a store's bound is GOMAXPROCS unless set; a
+// bound store never keeps more goroutines busy judging and acting at
+// once than its bound, and neither is left none; an unbound one gives
+// each GOMAXPROCS.
+func TestWorkersAreShared(t *testing.T) {
 	procs := runtime.GOMAXPROCS(0)
-	for _, tc := range []struct {
-		workers, judge, act int
-		pipelined, ahead    bool
-	}{
-		{workers: 1, pipelined: true, judge: 1, act: 1, ahead: false},
-		{workers: 2, pipelined: true, judge: 1, act: 1, ahead: true},
-		{workers: 3, pipelined: true, judge: 2, act: 1, ahead: true},
-		{workers: 8, pipelined: true, judge: 4, act: 4, ahead: true},
-		{workers: 3, pipelined: false, judge: 3, act: 3, ahead: false},
-		{workers: 0, pipelined: false, judge: procs, act: procs, ahead: false},
+	for _, tc := range []struct{ bound, workers, judge, act int }{
+		{bound: 0, workers: procs, judge: procs, act: procs},
+		{bound: 2, workers: 2, judge: 1, act: 1},
+		{bound: 3, workers: 3, judge: 2, act: 1},
+		{bound: 8, workers: 8, judge: 4, act: 4},
 	} {
-		s := (&Store{}).WithWorkers(tc.workers)
-		judge, act, ahead := s.split(tc.pipelined)
-		if judge != tc.judge || act != tc.act || ahead != tc.ahead {
-			t.Errorf("workers %d, pipelined %v: judge %d, act %d, ahead %v; want %d, %d, %v",
-				tc.workers, tc.pipelined, judge, act, ahead, tc.judge, tc.act, tc.ahead)
+		s := (&Store{}).WithWorkers(tc.bound)
+		judge, act := s.shared()
+		if w := s.workers(); w != tc.workers || judge != tc.judge || act != tc.act {
+			t.Errorf("bound %d: %d workers, %d judge and %d act at once; want %d, %d, %d",
+				tc.bound, w, judge, act, tc.workers, tc.judge, tc.act)
 		}
 	}
 }
@@ -786,21 +783,30 @@ func TestParallelRunsEachOnceOnAtMostW(t *testing.T) {
 // TestAheadOfActsOnEveryBatchOnce: each batch is acted on once, in order,
 // and all before end returns; a single batch is acted on by end itself,
 // on the caller's goroutine, so a restart's sweep starts no goroutine.
+// Judging and acting have all the workers when they take turns, and
+// share them once they run at once.
 func TestAheadOfActsOnEveryBatchOnce(t *testing.T) {
+	const w, judgeW, actW = 3, 2, 1
 	for _, batches := range []int{0, 1, 2, 5} {
 		var acted []string
 		var inEnd atomic.Bool
 		var actedOutsideEnd, mostGoroutines atomic.Int32
 		base := int32(runtime.NumGoroutine())
-		judge := func(names []string) []judged { return []judged{{Entry: Entry{Path: names[0]}}} }
-		act := func(js []judged) {
+		var judgedWith []int
+		var actedWith []int
+		judge := func(names []string, w int) []judged {
+			judgedWith = append(judgedWith, w)
+			return []judged{{Entry: Entry{Path: names[0]}}}
+		}
+		act := func(js []judged, w int) {
 			if !inEnd.Load() {
 				actedOutsideEnd.Add(1)
 			}
 			mostGoroutines.Store(max(mostGoroutines.Load(), int32(runtime.NumGoroutine())))
 			acted = append(acted, js[0].Path)
+			actedWith = append(actedWith, w)
 		}
-		each, end := aheadOf(judge, act)
+		each, end := aheadOf(w, judgeW, actW, judge, act)
 		var want []string
 		for i := range batches {
 			name := strconv.Itoa(i)
@@ -811,6 +817,20 @@ func TestAheadOfActsOnEveryBatchOnce(t *testing.T) {
 		end()
 		if !slices.Equal(acted, want) {
 			t.Errorf("%d batches: acted on %v, want %v", batches, acted, want)
+		}
+		wantJudged, wantActed := []int{}, []int{}
+		for i := range batches {
+			switch {
+			case batches == 1:
+				wantJudged, wantActed = append(wantJudged, w), append(wantActed, w)
+			case i == 0:
+				wantJudged, wantActed = append(wantJudged, w), append(wantActed, actW)
+			default:
+				wantJudged, wantActed = append(wantJudged, judgeW), append(wantActed, actW)
+			}
+		}
+		if !slices.Equal(judgedWith, wantJudged) || !slices.Equal(actedWith, wantActed) {
+			t.Errorf("%d batches: judged with %v workers, acted with %v; want %v and %v", batches, judgedWith, actedWith, wantJudged, wantActed)
 		}
 		if batches == 1 && (actedOutsideEnd.Load() != 0 || mostGoroutines.Load() > base) {
 			t.Errorf("one batch went ahead: acted on before end %d times, %d goroutines while acting, %d before",

@@ -134,18 +134,17 @@ func (s *Store) sweep(ctx context.Context, dryRun, beforeStart bool, each func([
 	}
 	ld := dirs.ld // the lock dir's files are judged and acted on through it
 	bin := newSweepBin(dirs.bin)
-	_, actW, _ := s.split(bin != nil)
 	sum := Summary{Actions: map[Action]int{}}
 	var errs []error
 	changed, kept := 0, 0 // per-file lines logged of each budget
-	handle := func(js []judged) {
+	handle := func(js []judged, w int) {
 		judgedErr := make([]bool, len(js))
 		for i := range js {
 			judgedErr[i] = js[i].Err != nil
 		}
 		if !dryRun {
 			// Each file's rename, re-check and unlink touch that file alone.
-			parallel(actW, len(js), func(i int) { s.act(ctx, dirs, ld, bin, &js[i], beforeStart) })
+			parallel(w, len(js), func(i int) { s.act(ctx, dirs, ld, bin, &js[i], beforeStart) })
 		}
 		for i := range js {
 			e := &js[i]

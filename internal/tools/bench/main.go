@@ -46,7 +46,7 @@ func main() {
 	flag.IntVar(&c.powerRuns, "power-runs", 10, "power-loss recoveries to time")
 	flag.BoolVar(&c.goBench, "go-bench", true, "run the Go micro-benchmarks too")
 	flag.IntVar(&c.hangs, "hangs", 10, "hangs to catch for hang detection")
-	flag.StringVar(&c.only, "only", "", "run only this part (hang, flood; restart and scale are printed only), print its section and put it into benchmarks.md in -out, keeping the other sections")
+	flag.StringVar(&c.only, "only", "", "run only this part (hang, flood; restart, scale and sweep are printed only), print its section and put it into benchmarks.md in -out, keeping the other sections")
 	flag.Parse()
 	c.sweepSizes = []int{10, 100, 1000, 10000, 100000}
 	var err error
@@ -72,7 +72,7 @@ func main() {
 		fmt.Printf("wrote section 7 and its target into %s\n", path)
 		return
 	}
-	if c.only == "restart" || c.only == "scale" {
+	if c.only == "restart" || c.only == "scale" || c.only == "sweep" {
 		// Printed, not spliced: these numbers belong beside the floor of
 		// the same run, which only a full run writes.
 		if err := printOnly(ctx, c); err != nil {
@@ -135,6 +135,11 @@ func printOnly(ctx context.Context, c config) error {
 			return err
 		}
 		r.scaleSection(&b)
+	case "sweep":
+		if r.sweep, err = sweepCost(ctx, c, child); err != nil {
+			return err
+		}
+		r.sweepSection(&b)
 	}
 	fmt.Print(b.String())
 	return nil

@@ -97,19 +97,7 @@ func (r *report) write(dir string) error {
 
 	r.restartSection(&b)
 	r.breakdownSection(&b)
-	p("## 2. Judging and sweeping N stale lock files\n\n")
-	p("N scoped locks in a fresh lock dir: a third name dead pids, a third live unrelated processes with another start time (reused pids), a third five live demo gateways. ")
-	p("Dead and reused files each name a distinct identity, so no verdict comes from the per-sweep cache; the live gateways' do, as they would in life. ")
-	p("Timed: `Store.Scan` (judge only, as `sweep --dry-run`) and `Store.Sweep` (judge; lock, rename into the sweep's bin `.hermes-supervisor-sweep/`, check it is the inode judged, unlink). Every round is checked: all stale files gone, every live gateway's file kept. ")
-	p("Large sweeps judge and remove files on GOMAXPROCS goroutines (here %d); the lock dir is listed and judged 2048 names at a time, the next batch while the one before is acted on, so a sweep holds a few batches of names, not the whole directory. \"Per added file\" is the slope of the median between neighbouring N: the fixed cost of reading the home's own files is not spread over the lock files.\n\n", r.machine.cores)
-	p("| N | rounds | swept / kept | scan median ms | sweep min ms | sweep median ms | sweep p90 ms | sweep max ms | median / N | per added file |\n|---|---|---|---|---|---|---|---|---|---|\n")
-	for _, s := range r.sweep {
-		marginal := ""
-		if s.marginal > 0 {
-			marginal = s.marginal.Round(100 * time.Nanosecond).String()
-		}
-		p("| %d | %d | %d / %d | %s | %s | %s | %s | %s | %s | %s |\n", s.n, s.rounds, s.swept, s.kept, ms(s.scan.Med), ms(s.sum.Min), ms(s.sum.Med), ms(s.sum.P90), ms(s.sum.Max), s.perFile.Round(100*time.Nanosecond), marginal)
-	}
+	r.sweepSection(&b)
 	p("\n![Sweep time against N, log-log](sweep-cost.svg)\n\n")
 	if u := r.unlink; u.files > 0 {
 		p("These rounds remove files moments after they were written, before the kernel has written them back. ")
@@ -151,6 +139,24 @@ func (r *report) write(dir string) error {
 	b.WriteString(r.flood.markdown())
 	r.scaleSection(&b)
 	return os.WriteFile(filepath.Join(dir, "benchmarks.md"), []byte(b.String()), 0o644)
+}
+
+// sweepSection writes section 2's text and table, without its plot.
+func (r *report) sweepSection(b *strings.Builder) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	p("## 2. Judging and sweeping N stale lock files\n\n")
+	p("N scoped locks in a fresh lock dir: a third name dead pids, a third live unrelated processes with another start time (reused pids), a third five live demo gateways. ")
+	p("Dead and reused files each name a distinct identity, so no verdict comes from the per-sweep cache; the live gateways' do, as they would in life. ")
+	p("Timed: `Store.Scan` (judge only, as `sweep --dry-run`) and `Store.Sweep` (judge; lock, rename into the sweep's bin `.hermes-supervisor-sweep/`, check it is the inode judged, unlink). Every round is checked: all stale files gone, every live gateway's file kept. ")
+	p("Large sweeps judge and remove files on GOMAXPROCS goroutines (here %d); the lock dir is listed and judged 2048 names at a time, the next batch while the one before is acted on (judging and acting then share those goroutines), so a sweep holds a few batches of names, not the whole directory. \"Per added file\" is the slope of the median between neighbouring N: the fixed cost of reading the home's own files is not spread over the lock files.\n\n", r.machine.cores)
+	p("| N | rounds | swept / kept | scan median ms | sweep min ms | sweep median ms | sweep p90 ms | sweep max ms | median / N | per added file |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, s := range r.sweep {
+		marginal := ""
+		if s.marginal > 0 {
+			marginal = s.marginal.Round(100 * time.Nanosecond).String()
+		}
+		p("| %d | %d | %d / %d | %s | %s | %s | %s | %s | %s | %s |\n", s.n, s.rounds, s.swept, s.kept, ms(s.scan.Med), ms(s.sum.Min), ms(s.sum.Med), ms(s.sum.P90), ms(s.sum.Max), s.perFile.Round(100*time.Nanosecond), marginal)
+	}
 }
 
 func (r *report) restartSection(b *strings.Builder) {
