@@ -23,14 +23,64 @@ const maxHermesConfig = 1 << 20
 // from Hermes' config.yaml in home. Hermes reads the value as a number of
 // seconds and treats anything not positive as off; so do we.
 func hermesWatchdog(home string) (time.Duration, error) {
-	path := filepath.Join(home, "config.yaml")
-	b, _, err := safefs.ReadRegular(path, maxHermesConfig+1)
+	d, _, err := readHermesWatchdog(hermesConfigPath(home))
+	return d, err
+}
+
+func hermesConfigPath(home string) string { return filepath.Join(home, "config.yaml") }
+
+// readHermesWatchdog is hermesWatchdog on the file path, with the stamp
+// of the file it read (zero when it read none).
+func readHermesWatchdog(path string) (time.Duration, safefs.FileStamp, error) {
+	b, st, err := safefs.ReadRegular(path, maxHermesConfig+1)
 	if err != nil {
-		return 0, fmt.Errorf("read %s: %w", path, err)
+		return 0, safefs.FileStamp{}, fmt.Errorf("read %s: %w", path, err)
 	}
 	if len(b) > maxHermesConfig {
-		return 0, fmt.Errorf("%s is larger than %d bytes", path, maxHermesConfig)
+		return 0, st, fmt.Errorf("%s is larger than %d bytes", path, maxHermesConfig)
 	}
+	d, err := parseHermesWatchdog(path, b)
+	return d, st, err
+}
+
+// hermesConfigSettled is how long config.yaml must have been left alone,
+// when it is read, for what it said to be kept until its stamp changes: a
+// second write in the same tick of the file system's clock, of the same
+// size, would leave the stamp as it was ("racy git").
+const hermesConfigSettled = 2 * time.Second
+
+// hermesConfigCache keeps what config.yaml said while its stamp (device,
+// inode, size, modification time) stays the same. Hermes seeds the file
+// from an example of over 100 KB, mostly comments: parsing one that size
+// took about 2 ms, on every restart's way to the next start. A stat now
+// stands in for it.
+type hermesConfigCache struct {
+	stamp    safefs.FileStamp
+	watchdog time.Duration
+	err      error
+	kept     bool
+}
+
+// watchdogOf is hermesWatchdog through the cache; now is the time of
+// the read, for hermesConfigSettled.
+func (c *hermesConfigCache) watchdogOf(home string, now time.Time) (time.Duration, error) {
+	path := hermesConfigPath(home)
+	if c.kept {
+		if st, err := safefs.Stamp(path); err == nil && st.Same(c.stamp) {
+			return c.watchdog, c.err
+		}
+	}
+	d, st, err := readHermesWatchdog(path)
+	c.stamp, c.watchdog, c.err = st, d, err
+	// A file that could not be read is looked for again each time.
+	read := !st.ModTime().IsZero()
+	c.kept = read && now.Sub(st.ModTime()) >= hermesConfigSettled
+	return d, err
+}
+
+// parseHermesWatchdog reads gateway.systemd_watchdog_seconds from b, the
+// text of path.
+func parseHermesWatchdog(path string, b []byte) (time.Duration, error) {
 	var doc struct {
 		Gateway struct {
 			Watchdog yaml.Node `yaml:"systemd_watchdog_seconds"`

@@ -62,6 +62,7 @@ type watchdog struct {
 	setting   time.Duration // Config.Watchdog
 	hangAfter time.Duration // Config.HangAfter
 	warned    string        // the last config warning, not repeated
+	config    hermesConfigCache
 	// spareAlarm and spareSock are the next start's alarm and notify
 	// socket, made while a gateway runs (see prepare), so that a restart
 	// does not wait for them: binding a socket is a file-system create,
@@ -128,7 +129,7 @@ func (w *watchdog) keepAliveDeadline() time.Duration {
 	case w.setting < 0:
 		return 0
 	}
-	d, err := hermesWatchdog(w.home)
+	d, err := w.config.watchdogOf(w.home, w.clock.Now())
 	if err != nil {
 		if msg := err.Error(); msg != w.warned {
 			w.warned = msg

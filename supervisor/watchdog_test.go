@@ -101,6 +101,52 @@ func TestHermesWatchdog(t *testing.T) {
 	})
 }
 
+// TestHermesConfigCache: config.yaml is parsed again only when its stamp
+// changes, or when it was written too recently for its stamp to tell two
+// writes apart. A rewrite that keeps the stamp (same inode, size and
+// mtime) shows which answer came from the cache.
+func TestHermesConfigCache(t *testing.T) {
+	home := testdir.New(t)
+	path := filepath.Join(home, "config.yaml")
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	write := func(secs string, mtime time.Time) {
+		t.Helper()
+		// In place, as an editor that truncates does: the inode stays.
+		if err := os.WriteFile(path, []byte("gateway:\n  systemd_watchdog_seconds: "+secs+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var c hermesConfigCache
+	check := func(now time.Time, want time.Duration) {
+		t.Helper()
+		if got, err := c.watchdogOf(home, now); err != nil || got != want {
+			t.Fatalf("watchdog %s, %v; want %s", got, err, want)
+		}
+	}
+	write("30", old)
+	check(time.Now(), 30*time.Second)
+	write("40", old) // same size and mtime: the stamp cannot tell
+	check(time.Now(), 30*time.Second)
+	write("50", old.Add(time.Second)) // a new mtime
+	check(time.Now(), 50*time.Second)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.watchdogOf(home, time.Now()); err == nil {
+		t.Fatal("a config.yaml removed since it was cached must be reported missing")
+	}
+	// Written just before it was read: not kept, though a same-stamp
+	// rewrite follows.
+	fresh := time.Now().Truncate(time.Second)
+	write("60", fresh)
+	check(fresh.Add(time.Second), time.Minute)
+	write("70", fresh)
+	check(fresh.Add(time.Second), 70*time.Second)
+}
+
 func TestReadHeartbeat(t *testing.T) {
 	at := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
