@@ -63,6 +63,8 @@ func restartLatency(ctx context.Context, c config, self, child string) ([]latenc
 				return exec.Command(self, "floor", child, pidFile), nil
 			}},
 		{name: "hermes-supervisor", note: "same child; sweep before start, release after exit", cmd: hs()},
+		{name: "hermes-supervisor + config.yaml", note: "same child; a 128 KB <home>/config.yaml, mostly comments, the size Hermes seeds it at, read before every start",
+			cmd: withHermesConfig(hs(), 128<<10)},
 		{name: "hermes-supervisor + demo gateway", note: "the real file dance: gateway.pid, gateway.lock, a scoped lock, state file; until gateway.pid names the new pid",
 			cmd: hs("--demo"), pidFile: "home/gateway.pid", readPID: readRecordPID},
 		{name: "runit runsv", note: "run script execs the child", cmd: serviceDir("runsv", child)},
@@ -100,6 +102,36 @@ func serviceDir(tool, child string) func(dir, pidFile string) (*exec.Cmd, error)
 			return nil, err
 		}
 		return exec.Command(bin, sv), nil
+	}
+}
+
+// withHermesConfig writes a Hermes-like config.yaml of about size bytes
+// into the home before the supervisor starts: Hermes seeds the file from
+// an example of that size, most of it comments, and the supervisor reads
+// gateway.systemd_watchdog_seconds from it before every start. The file
+// is dated an hour back, as one written at install time would be.
+func withHermesConfig(cmd func(dir, pidFile string) (*exec.Cmd, error), size int) func(dir, pidFile string) (*exec.Cmd, error) {
+	return func(dir, pidFile string) (*exec.Cmd, error) {
+		home := filepath.Join(dir, "home")
+		if err := os.MkdirAll(home, 0o700); err != nil {
+			return nil, err
+		}
+		var b strings.Builder
+		for i := 0; b.Len() < size; i++ {
+			fmt.Fprintf(&b, "# %s\n# Section %d: what each setting does, its default, and when to change it.\nsection%d:\n", strings.Repeat("=", 77), i, i)
+			for k := range 8 {
+				fmt.Fprintf(&b, "  # key%d: a commented-out setting with a long explanation of its values\n  key%d: \"value %d\"  # and a trailing comment\n", k, k, k)
+			}
+		}
+		path := filepath.Join(home, "config.yaml")
+		if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+			return nil, err
+		}
+		old := time.Now().Add(-time.Hour)
+		if err := os.Chtimes(path, old, old); err != nil {
+			return nil, err
+		}
+		return cmd(dir, pidFile)
 	}
 }
 
