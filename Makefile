@@ -98,8 +98,9 @@ unit:
 # processes and job objects, the CLI scripts, and the service control
 # manager life cycle (install, start, status over the named pipe, stop,
 # uninstall) of the real binary. internal/testkit/wine says what the prefix needs;
-# internal/testkit/wine/gotest reruns a package once only for a proven wineserver
-# failure, never around an assertion.
+# internal/testkit/wine/gotest reruns a package once only for a proven Wine
+# failure (a wineserver error, or a test binary Wine never ran), never around
+# an assertion.
 WINEPREFIX ?= $(CURDIR)/.wine
 WINE_PKGS  := ./platform/... ./lockstore ./procstate ./supervisor ./internal/demogateway ./cmd/...
 wine-test:
