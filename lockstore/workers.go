@@ -43,9 +43,8 @@ func (s *Store) shared() (judge, act int) {
 }
 
 // parallel runs f(0..n-1) on up to w goroutines, the caller's among
-// them. Sweeps of big lock dirs spend their time in system calls on
-// independent files, so they finish sooner; small ones stay on the
-// caller's goroutine.
+// them, one per 32 items at most: fewer than 64 stay on the caller's
+// goroutine.
 func parallel(w, n int, f func(i int)) {
 	workers := min(w, n/32)
 	if workers < 2 {

@@ -19,18 +19,12 @@ import (
 // few kilobytes.
 const maxHermesConfig = 1 << 20
 
-// hermesWatchdog reads gateway.systemd_watchdog_seconds, and nothing else,
-// from Hermes' config.yaml in home. Hermes reads the value as a number of
-// seconds and treats anything not positive as off; so do we.
-func hermesWatchdog(home string) (time.Duration, error) {
-	d, _, err := readHermesWatchdog(hermesConfigPath(home))
-	return d, err
-}
-
 func hermesConfigPath(home string) string { return filepath.Join(home, "config.yaml") }
 
-// readHermesWatchdog is hermesWatchdog on the file path, with the stamp
-// of the file it read (zero when it read none).
+// readHermesWatchdog reads gateway.systemd_watchdog_seconds, and nothing
+// else, from Hermes' config.yaml at path, with the stamp of the file it
+// read (zero when it read none). Hermes reads the value as a number of
+// seconds and treats anything not positive as off; so do we.
 func readHermesWatchdog(path string) (time.Duration, safefs.FileStamp, error) {
 	b, st, err := safefs.ReadRegular(path, maxHermesConfig+1)
 	if err != nil {
@@ -39,8 +33,29 @@ func readHermesWatchdog(path string) (time.Duration, safefs.FileStamp, error) {
 	if len(b) > maxHermesConfig {
 		return 0, st, fmt.Errorf("%s is larger than %d bytes", path, maxHermesConfig)
 	}
-	d, err := parseHermesWatchdog(path, b)
-	return d, st, err
+	var doc struct {
+		Gateway struct {
+			Watchdog yaml.Node `yaml:"systemd_watchdog_seconds"`
+		} `yaml:"gateway"`
+	}
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return 0, st, fmt.Errorf("%s: %w", path, err)
+	}
+	n := doc.Gateway.Watchdog
+	if n.Kind == 0 || n.Tag == "!!null" {
+		return 0, st, nil
+	}
+	if n.Kind != yaml.ScalarNode {
+		return 0, st, fmt.Errorf("%s: gateway.systemd_watchdog_seconds is not a number", path)
+	}
+	secs, err := strconv.ParseFloat(strings.TrimSpace(n.Value), 64)
+	if err != nil || math.IsNaN(secs) || math.IsInf(secs, 0) {
+		return 0, st, fmt.Errorf("%s: gateway.systemd_watchdog_seconds %q is not a number", path, truncate(n.Value, 24))
+	}
+	if secs <= 0 {
+		return 0, st, nil
+	}
+	return time.Duration(min(secs, 365*24*3600) * float64(time.Second)), st, nil
 }
 
 // hermesConfigSettled is how long config.yaml must have been left alone,
@@ -61,8 +76,8 @@ type hermesConfigCache struct {
 	kept     bool
 }
 
-// watchdogOf is hermesWatchdog through the cache; now is the time of
-// the read, for hermesConfigSettled.
+// watchdogOf is readHermesWatchdog of home's config.yaml through the
+// cache; now is the time of the read, for hermesConfigSettled.
 func (c *hermesConfigCache) watchdogOf(home string, now time.Time) (time.Duration, error) {
 	path := hermesConfigPath(home)
 	if c.kept {
@@ -76,34 +91,6 @@ func (c *hermesConfigCache) watchdogOf(home string, now time.Time) (time.Duratio
 	read := !st.ModTime().IsZero()
 	c.kept = read && now.Sub(st.ModTime()) >= hermesConfigSettled
 	return d, err
-}
-
-// parseHermesWatchdog reads gateway.systemd_watchdog_seconds from b, the
-// text of path.
-func parseHermesWatchdog(path string, b []byte) (time.Duration, error) {
-	var doc struct {
-		Gateway struct {
-			Watchdog yaml.Node `yaml:"systemd_watchdog_seconds"`
-		} `yaml:"gateway"`
-	}
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return 0, fmt.Errorf("%s: %w", path, err)
-	}
-	n := doc.Gateway.Watchdog
-	if n.Kind == 0 || n.Tag == "!!null" {
-		return 0, nil
-	}
-	if n.Kind != yaml.ScalarNode {
-		return 0, fmt.Errorf("%s: gateway.systemd_watchdog_seconds is not a number", path)
-	}
-	secs, err := strconv.ParseFloat(strings.TrimSpace(n.Value), 64)
-	if err != nil || math.IsNaN(secs) || math.IsInf(secs, 0) {
-		return 0, fmt.Errorf("%s: gateway.systemd_watchdog_seconds %q is not a number", path, truncate(n.Value, 24))
-	}
-	if secs <= 0 {
-		return 0, nil
-	}
-	return time.Duration(min(secs, 365*24*3600) * float64(time.Second)), nil
 }
 
 // maxHeartbeat bounds the read of state/gateway.heartbeat.

@@ -88,14 +88,14 @@ func TestHermesWatchdog(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(tc.yaml), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			got, err := hermesWatchdog(home)
+			got, _, err := readHermesWatchdog(hermesConfigPath(home))
 			if tc.bad != (err != nil) || got != tc.want {
 				t.Fatalf("got %s, %v; want %s, error %v", got, err, tc.want, tc.bad)
 			}
 		})
 	}
 	t.Run("missing", func(t *testing.T) {
-		if _, err := hermesWatchdog(testdir.New(t)); err == nil {
+		if _, _, err := readHermesWatchdog(hermesConfigPath(testdir.New(t))); err == nil {
 			t.Fatal("a missing config.yaml must be reported")
 		}
 	})

@@ -298,3 +298,65 @@ func TestRestartBeforeReadyIsRecorded(t *testing.T) {
 		t.Fatalf("state file names %+v, want the new gateway %d with its start time", st.Child, next.Child.PID)
 	}
 }
+
+// TestHermesConfigCacheDropsAHostileReplacement: a config.yaml read and
+// kept, then replaced by a link to another file, a FIFO, a directory or a
+// file over the read bound, is read again and refused. Neither the link's
+// target nor what the cache held is believed, and the refusal is not kept.
+func TestHermesConfigCacheDropsAHostileReplacement(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		replace func(t *testing.T, path string)
+	}{
+		{"link to another file", func(t *testing.T, path string) {
+			other := filepath.Join(t.TempDir(), "other.yaml")
+			if err := os.WriteFile(other, []byte("gateway:\n  systemd_watchdog_seconds: 99\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(other, path); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"FIFO", func(t *testing.T, path string) {
+			if err := syscall.Mkfifo(path, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"directory", func(t *testing.T, path string) {
+			if err := os.Mkdir(path, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"over the bound", func(t *testing.T, path string) {
+			big := "gateway:\n  systemd_watchdog_seconds: 99\n" + strings.Repeat("# x\n", maxHermesConfig/4+1)
+			if err := os.WriteFile(path, []byte(big), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			path := hermesConfigPath(home)
+			if err := os.WriteFile(path, []byte("gateway:\n  systemd_watchdog_seconds: 30\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			old := time.Now().Add(-time.Hour)
+			if err := os.Chtimes(path, old, old); err != nil {
+				t.Fatal(err)
+			}
+			var c hermesConfigCache
+			if d, err := c.watchdogOf(home, time.Now()); err != nil || d != 30*time.Second || !c.kept {
+				t.Fatalf("the first read: %s, %v, kept %v; want 30s, kept", d, err, c.kept)
+			}
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			tc.replace(t, path)
+			for i := range 2 {
+				if d, err := c.watchdogOf(home, time.Now()); err == nil || d != 0 {
+					t.Fatalf("read %d after the replacement: %s, %v; want an error and no deadline", i+1, d, err)
+				}
+			}
+		})
+	}
+}
