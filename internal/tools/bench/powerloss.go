@@ -94,25 +94,26 @@ func powerLoss(ctx context.Context, c config, child string) (powerResult, error)
 		if err := powerLossLayout(l, victim); err != nil {
 			return res, err
 		}
+		w, err := newDirWatch(filepath.Dir(l.StateFile()))
+		if err != nil {
+			return res, err
+		}
 		cmd := exec.Command(c.supervisor, "run", "--demo", "--home", l.Home, "--lock-dir", l.LockDir)
 		logf, err := os.Create(filepath.Join(root, "sup"+strconv.Itoa(i)+".log"))
 		if err != nil {
+			w.Close()
 			return res, err
 		}
 		cmd.Stdout, cmd.Stderr = logf, logf
 		t0 := time.Now()
 		if err := cmd.Start(); err != nil {
+			w.Close()
 			logf.Close()
 			return res, err
 		}
-		ok := false
-		for deadline := t0.Add(15 * time.Second); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(100 * time.Microsecond) {
-			if healthy(l, victim.PID) {
-				ok = true
-				break
-			}
-		}
+		ok := w.until(ctx, 15*time.Second, func() bool { return healthy(l, victim.PID) }) == nil
 		d := time.Since(t0)
+		w.Close()
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
 		logf.Close()

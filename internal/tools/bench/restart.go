@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -179,6 +178,10 @@ func measureRestarts(ctx context.Context, c config, ct contender) (l latency, er
 		rel = "child.pid"
 	}
 	pidFile := filepath.Join(dir, rel)
+	// Made here, so that its watch is in place before the first start.
+	if err := os.MkdirAll(filepath.Dir(pidFile), 0o700); err != nil {
+		return l, err
+	}
 	readPID := ct.readPID
 	if readPID == nil {
 		readPID = readBarePID
@@ -214,7 +217,12 @@ func measureRestarts(ctx context.Context, c config, ct contender) (l latency, er
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}()
-	pid, err := waitPID(ctx, pidFile, readPID, 0, 15*time.Second)
+	w, err := newDirWatch(filepath.Dir(pidFile))
+	if err != nil {
+		return l, err
+	}
+	defer w.Close()
+	pid, err := w.pid(ctx, pidFile, readPID, 0, 15*time.Second)
 	if err != nil {
 		return l, fmt.Errorf("first start: %w (log: %s)", err, tail(logf.Name()))
 	}
@@ -226,7 +234,7 @@ func measureRestarts(ctx context.Context, c config, ct contender) (l latency, er
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			return l, fmt.Errorf("kill child %d: %w", pid, err)
 		}
-		next, err := waitPID(ctx, pidFile, readPID, pid, 15*time.Second)
+		next, err := w.pid(ctx, pidFile, readPID, pid, 15*time.Second)
 		if err != nil {
 			return l, fmt.Errorf("restart %d: %w (log: %s)", i+1, err, tail(logf.Name()))
 		}
@@ -237,20 +245,29 @@ func measureRestarts(ctx context.Context, c config, ct contender) (l latency, er
 	return l, nil
 }
 
-// waitPID polls path until it names a live pid other than old. Polling at
-// 100 µs adds at most that to a sample, small next to the floor.
+// waitPID waits until path names a live pid other than old, woken by
+// every change in path's directory.
 func waitPID(ctx context.Context, path string, read func(string) int, old int, limit time.Duration) (int, error) {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		if pid := read(path); pid > 0 && pid != old && syscall.Kill(pid, 0) == nil {
-			return pid, nil
-		}
-		if ctx.Err() != nil {
-			return 0, ctx.Err()
-		}
-		time.Sleep(100 * time.Microsecond)
+	w, err := newDirWatch(filepath.Dir(path))
+	if err != nil {
+		return 0, err
 	}
-	return 0, errors.New("no new pid in " + path + " within " + limit.String())
+	defer w.Close()
+	return w.pid(ctx, path, read, old, limit)
+}
+
+// pid is waitPID on a watch already set up, so that setting it up is not
+// timed.
+func (w *dirWatch) pid(ctx context.Context, path string, read func(string) int, old int, limit time.Duration) (int, error) {
+	var pid int
+	err := w.until(ctx, limit, func() bool {
+		pid = read(path)
+		return pid > 0 && pid != old && syscall.Kill(pid, 0) == nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("no new pid in %s: %w", path, err)
+	}
+	return pid, nil
 }
 
 func readBarePID(path string) int {
