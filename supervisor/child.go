@@ -87,29 +87,17 @@ func startChild(cfg *Config, self procstate.Identity, log *zap.Logger, clock Clo
 	if cfg.stdin != nil {
 		cmd.Stdin = cfg.stdin
 	}
-	// Pipes of our own rather than writers for exec to copy from: then
-	// Wait returns when the gateway exits, not when every holder of its
-	// output closes it. A helper that left the tree (setsid) and keeps
-	// stdout open would otherwise delay every exit by a WaitDelay and turn
-	// the gateway's real exit into "WaitDelay expired".
-	var readEnds, writeEnds []*os.File
-	closeAll := func(fs []*os.File) {
-		for _, f := range fs {
-			f.Close()
+	pipes := cfg.out
+	if pipes == nil {
+		var err error
+		if pipes, err = newOutputPipes(); err != nil {
+			return nil, err
 		}
 	}
-	for range 2 {
-		r, w, err := os.Pipe()
-		if err != nil {
-			closeAll(readEnds)
-			closeAll(writeEnds)
-			return nil, fmt.Errorf("create the gateway's output pipe: %w", err)
-		}
-		readEnds, writeEnds = append(readEnds, r), append(writeEnds, w)
-	}
-	cmd.Stdout, cmd.Stderr = writeEnds[0], writeEnds[1]
+	readEnds := pipes.r[:]
+	cmd.Stdout, cmd.Stderr = pipes.w[0], pipes.w[1]
 	tree, err := proctree.Start(cmd, cfg.Cgroups, cfg.Reaper)
-	closeAll(writeEnds) // the gateway holds them now; ours would keep EOF away
+	closeAll(pipes.w[:]) // the gateway holds them now; ours would keep EOF away
 	if err != nil {
 		closeAll(readEnds)
 		return nil, err
@@ -136,6 +124,46 @@ func startChild(cfg *Config, self procstate.Identity, log *zap.Logger, clock Clo
 		go out.readFrom(out.stream(stream), readEnds[i], done)
 	}
 	return c, nil
+}
+
+// outputPipes are a gateway's stdout and stderr: pipes of our own rather
+// than writers for exec to copy from, so that Wait returns when the
+// gateway exits, not when every holder of its output closes it. A helper
+// that left the tree (setsid) and keeps stdout open would otherwise delay
+// every exit by a WaitDelay and turn the gateway's real exit into
+// "WaitDelay expired". r are the read ends, w the write ends, each
+// stdout then stderr.
+type outputPipes struct {
+	r, w [2]*os.File
+}
+
+func newOutputPipes() (*outputPipes, error) {
+	p := &outputPipes{}
+	for i := range p.r {
+		var err error
+		if p.r[i], p.w[i], err = os.Pipe(); err != nil {
+			p.close()
+			return nil, fmt.Errorf("create the gateway's output pipe: %w", err)
+		}
+	}
+	return p, nil
+}
+
+// close closes the ends not yet closed; a nil p has none.
+func (p *outputPipes) close() {
+	if p == nil {
+		return
+	}
+	closeAll(p.r[:])
+	closeAll(p.w[:])
+}
+
+func closeAll(fs []*os.File) {
+	for _, f := range fs {
+		if f != nil {
+			f.Close()
+		}
+	}
 }
 
 // outputDrain bounds how long the exit waits for the rest of the gateway's

@@ -89,6 +89,9 @@ type Config struct {
 	// /dev/null, opened at the first start and shared by every gateway
 	// (nil: exec opens it for each start, as it does for a nil Stdin).
 	stdin *os.File
+	// out is the gateway's stdout and stderr, made while the gateway
+	// before it ran (nil: startChild makes them).
+	out *outputPipes
 }
 
 // DefaultStopTimeout is above Hermes' default TimeoutStopSec (70 s).

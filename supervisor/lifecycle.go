@@ -101,6 +101,7 @@ func (s *Supervisor) start(ctx context.Context) {
 	tm.mark("persist", time.Now())
 	cfg := s.cfg
 	cfg.stdin = s.nullInput()
+	cfg.out, s.spareOut = s.spareOut, nil
 	cfg.Env = append(slices.Clip(cfg.Env), EnvNonce+"="+s.nonce)
 	cfg.Env = append(cfg.Env, s.wd.open()...)
 	tm.mark("notify_socket", time.Now())
@@ -331,7 +332,8 @@ func (s *Supervisor) stopTimer(t *Timer) {
 }
 
 // housekeep writes the state file naming the new gateway, makes the next
-// start's notify socket and alarm, and closes what the last watch left,
+// start's notify socket, alarm and output pipes, and closes what the last
+// watch left,
 // once the new gateway has had its first milliseconds: all of it is
 // file-system work that, done at the fork, competed with the gateway's own
 // start for the disk's journal and the second core. The first readiness
@@ -345,6 +347,10 @@ func (s *Supervisor) housekeep() {
 		s.persistDue = false
 	}
 	s.wd.prepare()
+	if s.spareOut == nil {
+		// Made here, not at the start: eight system calls off a restart.
+		s.spareOut, _ = newOutputPipes()
+	}
 	s.wd.dropRetired()
 }
 

@@ -44,6 +44,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		if s.devNull != nil {
 			s.devNull.Close()
 		}
+		s.spareOut.close()
 	}()
 	s.begin(loopCtx)
 	s.feedOwn()

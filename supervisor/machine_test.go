@@ -23,6 +23,7 @@ type fakeGateway struct {
 	begun        time.Time
 	terms, kills int
 	left         []proctree.Unkilled
+	out          *outputPipes // the output pipes it was given, closed
 }
 
 // fakePID names no process: above every kernel's pid_max.
@@ -67,10 +68,12 @@ func newMachine(t *testing.T) *machine {
 		cancel()
 		s.wd.close(nil)
 		s.wd.dropSpare()
+		s.spareOut.close()
 	})
 	s.loop = ctx
-	s.spawn = func(*Config, procstate.Identity, *zap.Logger, Clock) (spawned, error) {
-		g := &fakeGateway{begun: m.clock.now}
+	s.spawn = func(c *Config, _ procstate.Identity, _ *zap.Logger, _ Clock) (spawned, error) {
+		c.out.close() // a real spawn hands them to the gateway
+		g := &fakeGateway{begun: m.clock.now, out: c.out}
 		m.spawns = append(m.spawns, g)
 		return g, nil
 	}
@@ -248,5 +251,27 @@ func TestMachineStopExtension(t *testing.T) {
 	m.s.heed(watchAction{extend: &d})
 	if got := m.armed(m.s.deadline); got != hangKillGrace {
 		t.Fatalf("a hang takedown's deadline armed for %s, want %s", got, hangKillGrace)
+	}
+}
+
+// A restart's output pipes were made while the gateway before it ran
+// (housekeep), so the path from an exit to the next fork makes none; the
+// first start, with nothing made yet, makes its own in startChild.
+func TestARestartTakesThePipesMadeWhileTheLastRan(t *testing.T) {
+	m := newMachine(t)
+	setup(m, "running")
+	if m.gateway().out != nil {
+		t.Fatal("the first start was given pipes: none were made before it")
+	}
+	spare := m.s.spareOut
+	if spare == nil {
+		t.Fatal("no output pipes were made for the next start once the gateway was ready")
+	}
+	m.exit(1)
+	if got := m.gateway().out; got != spare {
+		t.Fatalf("the restart was given %p, not the pipes made while the last gateway ran (%p)", got, spare)
+	}
+	if m.s.spareOut != nil {
+		t.Fatal("the pipes given to the restart are still kept as the spare")
 	}
 }

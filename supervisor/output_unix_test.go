@@ -152,3 +152,35 @@ func TestGatewayOutputFlood(t *testing.T) {
 		})
 	}
 }
+
+// A gateway started on pipes made beforehand writes through them: both
+// streams are logged, and the exit is seen, so our write ends were closed
+// at the start (a write end we kept would hold the EOF away).
+func TestStartChildOnPreparedPipes(t *testing.T) {
+	pipes, err := newOutputPipes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &Config{Command: []string{"/bin/sh", "-c", "echo to-stdout; echo to-stderr >&2"}, out: pipes}
+	core, logs := observer.New(zapcore.InfoLevel)
+	c, err := startChild(cfg, procstate.Identity{PID: os.Getpid()}, zap.New(core), SystemClock{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := c.wait(context.Background()); e.Code != 0 {
+		t.Fatalf("exit = %+v, want 0", e)
+	}
+	got := map[string]string{}
+	for _, l := range logs.FilterMessage("gateway output").All() {
+		m := l.ContextMap()
+		got[m["stream"].(string)] = m["line"].(string)
+	}
+	if got["stdout"] != "to-stdout" || got["stderr"] != "to-stderr" {
+		t.Fatalf("logged %v, want each line on its own stream", got)
+	}
+	for i, w := range pipes.w {
+		if _, err := w.Write([]byte("x")); err == nil {
+			t.Errorf("write end %d is still open after the start", i)
+		}
+	}
+}

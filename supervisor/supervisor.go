@@ -93,7 +93,10 @@ type Supervisor struct {
 	timing *timing
 	// devNull is every gateway's stdin (see nullInput); Run closes it.
 	devNull *os.File
-	owned   ownedLocks // the gateway's locks as last looked up (busy.go)
+	// spareOut is the next gateway's output pipes (see housekeep); Run
+	// closes them.
+	spareOut *outputPipes
+	owned    ownedLocks // the gateway's locks as last looked up (busy.go)
 }
 
 type loopTimers struct {
