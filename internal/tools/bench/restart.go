@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 )
@@ -248,12 +251,34 @@ func measureRestarts(ctx context.Context, c config, ct contender) (l latency, er
 // waitPID waits until path names a live pid other than old, woken by
 // every change in path's directory.
 func waitPID(ctx context.Context, path string, read func(string) int, old int, limit time.Duration) (int, error) {
-	w, err := newDirWatch(filepath.Dir(path))
+	w, err := watchMade(ctx, filepath.Dir(path), limit)
 	if err != nil {
 		return 0, err
 	}
 	defer w.Close()
 	return w.pid(ctx, path, read, old, limit)
+}
+
+// watchMade watches dir, first waiting in its parent for dir to be made
+// when it is missing: a gateway makes its home as it starts.
+func watchMade(ctx context.Context, dir string, limit time.Duration) (*dirWatch, error) {
+	w, err := newDirWatch(dir)
+	if !errors.Is(err, unix.ENOENT) {
+		return w, err
+	}
+	parent, err := newDirWatch(filepath.Dir(dir))
+	if err != nil {
+		return nil, err
+	}
+	defer parent.Close()
+	err = parent.until(ctx, limit, func() bool {
+		w, err = newDirWatch(dir)
+		return err == nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s was not made: %w", dir, err)
+	}
+	return w, nil
 }
 
 // pid is waitPID on a watch already set up, so that setting it up is not

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -48,5 +49,21 @@ func TestDirWatchGivesUpAtItsLimit(t *testing.T) {
 	cancel()
 	if err := w.until(ctx, time.Hour, func() bool { return false }); !errors.Is(err, context.Canceled) {
 		t.Fatalf("until with a cancelled context: %v, want context.Canceled", err)
+	}
+}
+
+// A gateway makes its home as it starts: waitPID waits for the directory
+// before it waits for the file in it.
+func TestWaitPIDForAFileInADirectoryNotYetMade(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	path := filepath.Join(home, "child.pid")
+	go func() {
+		if err := os.Mkdir(home, 0o700); err == nil {
+			_ = os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+		}
+	}()
+	pid, err := waitPID(context.Background(), path, readBarePID, 0, 10*time.Second)
+	if err != nil || pid != os.Getpid() {
+		t.Fatalf("waitPID = %d, %v; want our pid %d", pid, err, os.Getpid())
 	}
 }
