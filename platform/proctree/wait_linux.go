@@ -25,7 +25,7 @@ func (t *Tree) waitExited() {
 // exit wakes together with the EOF on its output pipes. A waitid blocking
 // its own thread, as blockExited does, woke that thread, which then had
 // to take a processor back and was often preempted at once as if it had
-// run since it blocked: about 100 µs on every restart. The root is our
+// run since it blocked: up to 100 µs of a restart here. The root is our
 // unreaped child, so its pid cannot name another process while the pidfd
 // is opened. It reports false, having waited for nothing, where pidfds
 // or the poller are missing (Linux before 5.3).
