@@ -164,7 +164,7 @@ func (r *report) restartSection(b *strings.Builder) {
 	floor := r.latency("floor")
 	p("## 1. Restart latency after SIGKILL\n\n")
 	p("Each supervisor runs the same child (`internal/tools/bench/child`: it writes its pid to a file through a rename and blocks; it imports almost nothing, so its start-up is cheap and the floor is low). ")
-	p("The bench lets the child run %s (runsv and s6 hold back the restart of a child that ran under 1 s), SIGKILLs it and times until the file names a new live pid (woken by inotify on its directory: Go cannot sleep under a millisecond, which cut samples into 1 ms steps before), %d times per supervisor. ", r.cfg.gap, r.cfg.kills)
+	p("The bench lets the child run %s (runsv and s6 hold back the restart of a child that ran under 1 s), SIGKILLs it and times until the file names a new live pid (woken by inotify on its directory: Go cannot sleep under a millisecond, which cut samples into 1 ms steps before), %d times per supervisor. The supervisors run side by side and their children are killed in turn, one at a time, so that a host that slows down for a while slows every row alike. ", r.cfg.gap, r.cfg.kills)
 	p("hermes-supervisor runs with its default policy except `--reset-after %s`, so that each kill comes after what it counts as a healthy run: ", (r.cfg.gap * 3 / 5).String())
 	p("the first restart after a healthy run is never delayed by backoff. It still sweeps the home and lock dir before every start and releases the dead child's files after every exit.\n\n")
 	p("| Supervisor | Version | n | min ms | median ms | p90 ms | max ms | median × floor | How |\n|---|---|---|---|---|---|---|---|---|\n")

@@ -73,18 +73,7 @@ func restartLatency(ctx context.Context, c config, self, child string) ([]latenc
 		{name: "s6-supervise", note: "run script execs the child; s6 waits 1 s between starts by design", cmd: serviceDir("s6-supervise", child)},
 		{name: "supervisord", note: "autorestart=true, startsecs=0", cmd: supervisord(child)},
 	}
-	var out []latency
-	for _, ct := range contenders {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		l, err := measureRestarts(ctx, c, ct)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", ct.name, err)
-		}
-		out = append(out, l)
-	}
-	return out, nil
+	return measureInTurn(ctx, c, contenders)
 }
 
 // serviceDir makes a runit/s6 style service directory whose run script
@@ -169,83 +158,170 @@ func currentUser() string {
 	return strconv.Itoa(os.Getuid())
 }
 
-func measureRestarts(ctx context.Context, c config, ct contender) (l latency, err error) {
-	l = latency{name: ct.name, note: ct.note}
+func measureRestarts(ctx context.Context, c config, ct contender) (latency, error) {
+	ls, err := measureInTurn(ctx, c, []contender{ct})
+	if err != nil {
+		return latency{}, err
+	}
+	return ls[0], nil
+}
+
+// measureInTurn starts every contender, then kills their children in
+// turn, one contender at a time, c.kills rounds: a host that slows down
+// for a minute slows every contender's samples alike, where measuring one
+// contender after another put the floor and us minutes apart.
+func measureInTurn(ctx context.Context, c config, cts []contender) ([]latency, error) {
+	trials := make([]*trial, len(cts))
+	defer func() {
+		for _, t := range trials {
+			t.stop()
+		}
+	}()
+	for i, ct := range cts {
+		t, err := startTrial(ctx, ct)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ct.name, err)
+		}
+		trials[i] = t
+	}
+	for i := 0; i < c.kills; i++ {
+		for _, t := range trials {
+			if t.cmd == nil {
+				continue
+			}
+			if err := t.restart(ctx, c.gap); err != nil {
+				return nil, fmt.Errorf("%s: restart %d: %w", t.l.name, i+1, err)
+			}
+		}
+	}
+	out := make([]latency, len(trials))
+	for i, t := range trials {
+		t.stop()
+		t.l.sum = summarize(t.l.samples)
+		out[i] = t.l
+	}
+	return out, nil
+}
+
+// trial is one contender's supervisor, running the bench child.
+type trial struct {
+	ct      contender
+	l       latency
+	dir     string
+	pidFile string
+	readPID func(string) int
+	cmd     *exec.Cmd // nil: not installed, or stopped
+	logf    *os.File
+	w       *dirWatch
+	pid     int       // the child running now
+	up      time.Time // when it was seen
+}
+
+// startTrial starts ct's supervisor and waits for its first child. A
+// contender that is not installed gets a trial with no command, and a
+// latency that says so.
+func startTrial(ctx context.Context, ct contender) (*trial, error) {
+	t := &trial{ct: ct, l: latency{name: ct.name, note: ct.note}, readPID: ct.readPID}
 	dir, err := os.MkdirTemp("", "hsbench")
 	if err != nil {
-		return l, err
+		return nil, err
 	}
-	defer os.RemoveAll(dir)
+	t.dir = dir
 	rel := ct.pidFile
 	if rel == "" {
 		rel = "child.pid"
 	}
-	pidFile := filepath.Join(dir, rel)
+	t.pidFile = filepath.Join(dir, rel)
+	if t.readPID == nil {
+		t.readPID = readBarePID
+	}
+	fail := func(err error) (*trial, error) {
+		t.stop()
+		return nil, err
+	}
 	// Made here, so that its watch is in place before the first start.
-	if err := os.MkdirAll(filepath.Dir(pidFile), 0o700); err != nil {
-		return l, err
+	if err := os.MkdirAll(filepath.Dir(t.pidFile), 0o700); err != nil {
+		return fail(err)
 	}
-	readPID := ct.readPID
-	if readPID == nil {
-		readPID = readBarePID
-	}
-	cmd, err := ct.cmd(dir, pidFile)
+	cmd, err := ct.cmd(dir, t.pidFile)
 	if err != nil {
-		return l, err
+		return fail(err)
 	}
 	if cmd == nil {
-		l.skipped = "not installed (the bench script installs it with apt when it can)"
-		return l, nil
+		t.l.skipped = "not installed (the bench script installs it with apt when it can)"
+		return t, nil
 	}
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	logf, err := os.Create(filepath.Join(dir, "supervisor.log"))
-	if err != nil {
-		return l, err
+	if t.logf, err = os.Create(filepath.Join(dir, "supervisor.log")); err != nil {
+		return fail(err)
 	}
-	defer logf.Close()
-	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Stdout, cmd.Stderr = t.logf, t.logf
+	if t.w, err = newDirWatch(filepath.Dir(t.pidFile)); err != nil {
+		return fail(err)
+	}
 	if err := cmd.Start(); err != nil {
-		return l, err
+		return fail(err)
 	}
-	defer func() {
-		// Stop the supervisor first so nothing restarts what we kill next.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-		if ct.keepLog {
-			l.log, _ = os.ReadFile(logf.Name())
-		}
-		if pid := readPID(pidFile); pid > 0 {
+	t.cmd = cmd
+	if t.pid, err = t.w.pid(ctx, t.pidFile, t.readPID, 0, 15*time.Second); err != nil {
+		return fail(fmt.Errorf("first start: %w (log: %s)", err, tail(t.logf.Name())))
+	}
+	t.up = time.Now()
+	return t, nil
+}
+
+// restart lets the child run for gap, kills it, and times until the pid
+// file names the next one.
+func (t *trial) restart(ctx context.Context, gap time.Duration) error {
+	if err := sleep(ctx, gap-time.Since(t.up)); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	if err := syscall.Kill(t.pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("kill child %d: %w", t.pid, err)
+	}
+	next, err := t.w.pid(ctx, t.pidFile, t.readPID, t.pid, 15*time.Second)
+	if err != nil {
+		return fmt.Errorf("%w (log: %s)", err, tail(t.logf.Name()))
+	}
+	t.l.samples = append(t.l.samples, time.Since(t0))
+	t.pid, t.up = next, time.Now()
+	return nil
+}
+
+// stop ends the supervisor, then what it ran, and removes the trial's
+// files; it keeps the supervisor's log with contender.keepLog. Stopping
+// twice is harmless.
+func (t *trial) stop() {
+	if t == nil {
+		return
+	}
+	if t.cmd != nil {
+		// The supervisor first, so nothing restarts what we kill next.
+		_ = syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
+		_ = t.cmd.Wait()
+		t.cmd = nil
+		if pid := t.readPID(t.pidFile); pid > 0 {
 			_ = syscall.Kill(-pid, syscall.SIGKILL)
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
-	}()
-	w, err := newDirWatch(filepath.Dir(pidFile))
-	if err != nil {
-		return l, err
-	}
-	defer w.Close()
-	pid, err := w.pid(ctx, pidFile, readPID, 0, 15*time.Second)
-	if err != nil {
-		return l, fmt.Errorf("first start: %w (log: %s)", err, tail(logf.Name()))
-	}
-	for i := 0; i < c.kills; i++ {
-		if err := sleep(ctx, c.gap); err != nil {
-			return l, err
+		if t.ct.keepLog {
+			t.l.log, _ = os.ReadFile(t.logf.Name())
 		}
-		t0 := time.Now()
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-			return l, fmt.Errorf("kill child %d: %w", pid, err)
-		}
-		next, err := w.pid(ctx, pidFile, readPID, pid, 15*time.Second)
-		if err != nil {
-			return l, fmt.Errorf("restart %d: %w (log: %s)", i+1, err, tail(logf.Name()))
-		}
-		l.samples = append(l.samples, time.Since(t0))
-		pid = next
 	}
-	l.sum = summarize(l.samples)
-	return l, nil
+	if t.w != nil {
+		t.w.Close()
+		t.w = nil
+	}
+	if t.logf != nil {
+		t.logf.Close()
+		t.logf = nil
+	}
+	if t.dir != "" {
+		os.RemoveAll(t.dir)
+		t.dir = ""
+	}
 }
 
 // waitPID waits until path names a live pid other than old, woken by
