@@ -24,7 +24,19 @@ func (d *Dir) open() error {
 	if err != nil {
 		return err
 	}
-	d.sys = dirSys{f: f, fd: int(f.Fd())}
+	defer f.Close()
+	// A directory os.Root opened stats every name it lists (Go 1.26): a
+	// system call more for each file of every listing, where getdents'
+	// d_type already says whether it is a regular file. "." opened through
+	// the root's own descriptor is the same directory, and a File of ours
+	// on it lists without them. Named by the root's path, which is where a
+	// file system without d_type has its names stat'ed; what that says is
+	// only a filter, as every file is checked again when it is opened.
+	fd, err := openatRetry(int(f.Fd()), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: d.root.Name(), Err: err}
+	}
+	d.sys = dirSys{f: os.NewFile(uintptr(fd), d.root.Name()), fd: fd}
 	return nil
 }
 
