@@ -3,6 +3,7 @@
 package lockstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"go.uber.org/zap/zaptest"
+	"golang.org/x/sys/unix"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
@@ -251,4 +253,47 @@ func swapForVictim(t *testing.T, state, home string) string {
 	}
 	symlink(t, victimState, state, otherUID)
 	return stale
+}
+
+// TestSweepLeavesWhatIsNotARegularFile: the lock dir is listed through
+// its descriptor with the types getdents gives (safefs.Dir). A link named
+// like a scoped lock, to a stale record outside the lock dir, a FIFO and
+// a directory under such names are none of them a lock file: the sweep
+// neither follows, blocks on, nor removes them, and still sweeps the
+// stale lock beside them.
+func TestSweepLeavesWhatIsNotARegularFile(t *testing.T) {
+	s, l := newStore(t)
+	dead := deadIdentity(t)
+	stale := l.ScopedLock("telegram-bot-token", "stale")
+	writeRecord(t, stale, dead, l.Home)
+	outside := filepath.Join(testdir.New(t), "victim.lock")
+	victim := writeRecord(t, outside, dead, l.Home)
+	link := filepath.Join(l.LockDir, "telegram-bot-token-aaaaaaaaaaaaaaaa.lock")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(l.LockDir, "telegram-bot-token-bbbbbbbbbbbbbbbb.lock")
+	if err := unix.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(l.LockDir, "telegram-bot-token-cccccccccccccccc.lock")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := s.SweepBeforeStart(ctx); err != nil {
+		t.Logf("sweep: %v", err)
+	}
+	if _, err := os.Lstat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the stale lock beside them was not swept: %v", err)
+	}
+	for _, p := range []string{link, fifo, dir} {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("%s was removed or moved: %v", filepath.Base(p), err)
+		}
+	}
+	if got, err := os.ReadFile(outside); err != nil || !bytes.Equal(got, victim) {
+		t.Fatalf("the link's target outside the lock dir changed: %q, %v", got, err)
+	}
 }

@@ -205,3 +205,46 @@ func subIn(t *testing.T) (top string, d, sub *Dir) {
 	t.Cleanup(func() { sub.Close() })
 	return top, d, sub
 }
+
+// TestDirListsTheDirectoryOpened: a Dir lists the directory it opened,
+// with each entry's own type, even once another directory holding other
+// names has taken its path: a link named like a file is a link, and a
+// listing never reads the names of what now sits at the path.
+func TestDirListsTheDirectoryOpened(t *testing.T) {
+	parent := t.TempDir()
+	top := filepath.Join(parent, "locks")
+	if err := os.Mkdir(top, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(top, "file.lock"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/passwd", filepath.Join(top, "link.lock")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(top, "dir.lock"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	d := openDirIn(t, top)
+	if err := os.Rename(top, filepath.Join(parent, "moved")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(top, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(top, "planted.lock"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]os.FileMode{}
+	if err := d.EachBatch(10, func(des []os.DirEntry) {
+		for _, e := range des {
+			got[e.Name()] = e.Type()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]os.FileMode{"file.lock": 0, "link.lock": os.ModeSymlink, "dir.lock": os.ModeDir}
+	if !maps.Equal(got, want) {
+		t.Fatalf("listed %v, want %v: the directory opened, each entry with its own type", got, want)
+	}
+}
