@@ -30,16 +30,7 @@ func (t *Tree) waitExited() {
 // is opened. It reports false, having waited for nothing, where pidfds
 // or the poller are missing (Linux before 5.3).
 func (t *Tree) pollExited() bool {
-	fd, err := unix.PidfdOpen(t.cmd.Process.Pid, unix.PIDFD_NONBLOCK)
-	if errors.Is(err, unix.EINVAL) {
-		// Before Linux 5.10: no PIDFD_NONBLOCK, but the flag can be set.
-		if fd, err = unix.PidfdOpen(t.cmd.Process.Pid, 0); err == nil {
-			err = unix.SetNonblock(fd, true)
-			if err != nil {
-				unix.Close(fd)
-			}
-		}
-	}
+	fd, err := openPidfd(t.cmd.Process.Pid)
 	if err != nil {
 		return false
 	}
@@ -58,6 +49,23 @@ func (t *Tree) pollExited() bool {
 	// An fd the poller would not take makes Read fail at once: then the
 	// exit is waited for on a thread.
 	return err == nil && exited
+}
+
+// openPidfd opens a non-blocking pidfd of pid.
+func openPidfd(pid int) (int, error) {
+	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	if !errors.Is(err, unix.EINVAL) {
+		return fd, err
+	}
+	// Before Linux 5.10: no PIDFD_NONBLOCK, but the flag can be set.
+	if fd, err = unix.PidfdOpen(pid, 0); err != nil {
+		return -1, err
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
 }
 
 // pidfdExited reports whether the process behind pidfd has exited, without
