@@ -49,10 +49,11 @@ func restartBreakdown(ctx context.Context, c config, child string) (breakdownRes
 			"--reset-after", reset, "--crash-loop-max", "100000", "--log-level", "debug", "--log-format", "json",
 			"--", child, pidFile), nil
 	}}
-	l, err := measureRestarts(ctx, c, ct)
+	ls, err := measureInTurn(ctx, c, []contender{ct})
 	if err != nil {
 		return breakdownResult{}, err
 	}
+	l := ls[0]
 	steps := map[string][]time.Duration{}
 	var totals []time.Duration
 	sc := bufio.NewScanner(bytes.NewReader(l.log))
@@ -87,7 +88,7 @@ func (r *report) breakdownSection(b *strings.Builder) {
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	bd := r.breakdown
 	p("## 1a. Restart breakdown\n\n")
-	p("Where a restart's time goes inside hermes-supervisor: the same run as section 1, with `--log-level debug`, which makes the supervisor log one `restart timing` line per restart (%d here). ", bd.restarts)
+	p("Where a restart's time goes inside hermes-supervisor: a run of its own after section 1, the same child, gap and kills, alone on the machine and with `--log-level debug`, which makes the supervisor log one `restart timing` line per restart (%d here). ", bd.restarts)
 	p("Each step is timed from the end of the one before; the first starts when the dead gateway's exit is seen. Medians of steps do not add up to the median total.\n\n")
 	p("| Step | What | median µs | p90 µs | max µs |\n|---|---|---|---|---|\n")
 	for _, st := range restartSteps {

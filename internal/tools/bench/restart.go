@@ -158,14 +158,6 @@ func currentUser() string {
 	return strconv.Itoa(os.Getuid())
 }
 
-func measureRestarts(ctx context.Context, c config, ct contender) (latency, error) {
-	ls, err := measureInTurn(ctx, c, []contender{ct})
-	if err != nil {
-		return latency{}, err
-	}
-	return ls[0], nil
-}
-
 // measureInTurn starts every contender, then kills their children in
 // turn, one contender at a time, c.kills rounds: a host that slows down
 // for a minute slows every contender's samples alike, where measuring one
