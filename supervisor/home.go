@@ -52,9 +52,7 @@ func LockHome(ctx context.Context, l lockstore.Layout) (unlock func(), err error
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	b, _ := json.Marshal(map[string]any{"pid": os.Getpid(), "kind": "hermes-supervisor"})
-	if err := f.Truncate(0); err == nil {
-		_, _ = f.WriteAt(append(b, '\n'), 0)
-	}
+	_ = safefs.Rewrite(f, append(b, '\n'))
 	return func() {
 		_ = safefs.UnlockFile(f)
 		_ = f.Close()

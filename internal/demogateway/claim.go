@@ -54,9 +54,9 @@ func (g *gateway) claim() (int, bool) {
 		return exitRefused, false
 	}
 	g.lock = f
-	if err := f.Truncate(0); err == nil {
-		_, _ = f.WriteAt(body, 0)
-	}
+	// Hermes cuts the file to zero and writes; Rewrite leaves the same
+	// bytes without freeing the file's block first.
+	_ = safefs.Rewrite(f, body)
 	if g.o.readyDelay > 0 {
 		time.Sleep(g.o.readyDelay)
 	}

@@ -1,0 +1,59 @@
+package safefs
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRewrite leaves exactly the new record, whatever the old one's
+// length, in the file it was given, without a new file.
+func TestRewrite(t *testing.T) {
+	rec := []byte(`{"pid": 4242, "kind": "hermes-gateway"}` + "\n")
+	tests := []struct {
+		name string
+		old  string
+	}{
+		{"empty", ""},
+		{"shorter", `{"pid": 1}`},
+		{"same length", strings.Repeat("x", len(rec))},
+		{"longer", `{"pid": 123456, "argv": ["hermes", "gateway", "run", "--replace"], "home": "/home/someone/.hermes"}`},
+		{"far longer than the padding", strings.Repeat("y", maxPad+len(rec)+1)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "gateway.lock")
+			if err := os.WriteFile(p, []byte(tt.old), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			before, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.OpenFile(p, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if err := Rewrite(f, rec); err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, rec) {
+				t.Fatalf("file holds %q, want %q", got, rec)
+			}
+			after, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !os.SameFile(before, after) {
+				t.Fatal("the record was written to a new file: a lock held on the old one no longer guards it")
+			}
+		})
+	}
+}
