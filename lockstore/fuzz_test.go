@@ -3,6 +3,7 @@ package lockstore
 import (
 	"encoding/json"
 	"math"
+	"regexp"
 	"testing"
 	"time"
 
@@ -104,6 +105,39 @@ func FuzzParseMarker(f *testing.F) {
 			t.Fatalf("a time Python cannot read, or without a zone, %q counted as fresh", m.WrittenAt)
 		case err == nil && fresh && now.Sub(when) > MarkerTTL:
 			t.Fatalf("marker written at %v counted as fresh at %v", when, now)
+		}
+	})
+}
+
+// tokenLockPattern is the shape of a scoped lock's name as a regular
+// expression: isTokenLock, matched by hand, must agree with it.
+var tokenLockPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+-[0-9a-f]{16}\.lock$`)
+
+// FuzzIsTokenLock holds isTokenLock to the regular expression it replaced.
+func FuzzIsTokenLock(f *testing.F) {
+	for _, n := range []string{
+		"telegram-bot-token-0123456789abcdef.lock",
+		"a-0123456789abcdef.lock",
+		"-0123456789abcdef.lock",
+		"--0123456789abcdef.lock",
+		"a-0123456789ABCDEF.lock",
+		"a-0123456789abcde.lock",
+		"a-0123456789abcdef0.lock",
+		"a_0123456789abcdef.lock",
+		"a b-0123456789abcdef.lock",
+		"a/b-0123456789abcdef.lock",
+		"a-0123456789abcdef.lock.stale",
+		"a-0123456789abcdef.Lock",
+		"x.lock",
+		"host-gateway.lock",
+		"é-0123456789abcdef.lock",
+		"",
+	} {
+		f.Add(n)
+	}
+	f.Fuzz(func(t *testing.T, n string) {
+		if got, want := isTokenLock(n), tokenLockPattern.MatchString(n); got != want {
+			t.Fatalf("isTokenLock(%q) = %v, the pattern says %v", n, got, want)
 		}
 	})
 }
