@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 )
 
 // TestRewrite leaves exactly the new record, whatever the old one's
@@ -24,7 +26,7 @@ func TestRewrite(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := filepath.Join(t.TempDir(), "gateway.lock")
+			p := filepath.Join(testdir.New(t), "gateway.lock")
 			if err := os.WriteFile(p, []byte(tt.old), 0o644); err != nil {
 				t.Fatal(err)
 			}
