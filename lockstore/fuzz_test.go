@@ -122,6 +122,8 @@ func FuzzIsTokenLock(f *testing.F) {
 		"--0123456789abcdef.lock",
 		"a-0123456789ABCDEF.lock",
 		"a-0123456789abcde.lock",
+		"a-0123456789abcdeg.lock",
+		"a-g123456789abcdef.lock",
 		"a-0123456789abcdef0.lock",
 		"a_0123456789abcdef.lock",
 		"a b-0123456789abcdef.lock",

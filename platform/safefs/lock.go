@@ -31,16 +31,22 @@ func Rewrite(f *os.File, b []byte) error {
 	if err != nil {
 		return err
 	}
-	buf := b
-	if old := fi.Size(); old > int64(len(b)) && old <= int64(len(b))+maxPad {
-		buf = append(append(make([]byte, 0, old), b...), bytes.Repeat([]byte{' '}, int(old)-len(b))...)
-	}
-	if _, err := f.WriteAt(buf, 0); err != nil {
+	if _, err := f.WriteAt(overwrite(b, fi.Size()), 0); err != nil {
 		return err
 	}
 	return f.Truncate(int64(len(b)))
 }
 
+// overwrite is what Rewrite writes over a file of old bytes: b, padded
+// with spaces to old when old is longer, by at most maxPad.
+func overwrite(b []byte, old int64) []byte {
+	if old <= int64(len(b)) || old > int64(len(b))+maxPad {
+		return b
+	}
+	return append(append(make([]byte, 0, old), b...), bytes.Repeat([]byte{' '}, int(old)-len(b))...)
+}
+
 // maxPad bounds the spaces Rewrite writes: a file far longer than its new
-// content is cut without them.
+// content, planted or not, is cut without them, and never costs its size
+// in memory.
 const maxPad = 64 << 10

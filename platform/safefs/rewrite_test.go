@@ -2,6 +2,7 @@ package safefs
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,5 +58,29 @@ func TestRewrite(t *testing.T) {
 				t.Fatal("the record was written to a new file: a lock held on the old one no longer guards it")
 			}
 		})
+	}
+}
+
+// TestOverwrite is what a reader between Rewrite's write and its cut
+// reads: one JSON value, the record, whatever the old file's length, and
+// never more than maxPad of padding, however large a planted file is.
+func TestOverwrite(t *testing.T) {
+	rec := []byte(`{"pid": 4242}` + "\n")
+	for _, old := range []int64{0, 3, int64(len(rec)), int64(len(rec)) + 1, 4096, int64(len(rec)) + maxPad, int64(len(rec)) + maxPad + 1, 1 << 40} {
+		got := overwrite(rec, old)
+		var v map[string]int
+		if err := json.Unmarshal(got, &v); err != nil || v["pid"] != 4242 {
+			t.Fatalf("over %d old bytes a reader reads %q: %v %v", old, got, v, err)
+		}
+		if !bytes.HasPrefix(got, rec) || strings.TrimRight(string(got[len(rec):]), " ") != "" {
+			t.Fatalf("over %d old bytes: %q is not the record and spaces", old, got)
+		}
+		want := int64(len(rec))
+		if old > want && old <= want+maxPad {
+			want = old // covers every old byte
+		}
+		if int64(len(got)) != want {
+			t.Fatalf("over %d old bytes it writes %d bytes, want %d", old, len(got), want)
+		}
 	}
 }
