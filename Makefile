@@ -11,7 +11,7 @@ FUZZLONG ?= 2m
 # Every parser of what we read (pid, lock, state, marker and config files,
 # /proc stat, control requests); `make test` fuzzes each briefly, `make fuzz`
 # longer and keeps what it found under each package's testdata/fuzz.
-FUZZ_TARGETS := lockstore:FuzzParseRecord lockstore:FuzzParseState lockstore:FuzzParseMarker lockstore:FuzzIsTokenLock \
+FUZZ_TARGETS := lockstore:FuzzParseRecord lockstore:FuzzParseState lockstore:FuzzParseMarker lockstore:FuzzIsTokenLock lockstore:FuzzRecordJSON \
   procstate:FuzzParseStat supervisor:FuzzParseStatusFile cmd/hermes-supervisor:FuzzParseFileConfig \
   supervisor:FuzzControlRequest supervisor:FuzzParseNotify
 # The full fault-injection counts of `make chaos` (`make test` runs small ones).

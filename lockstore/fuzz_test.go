@@ -143,3 +143,55 @@ func FuzzIsTokenLock(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRecordJSON holds Record.Encode to encoding/json's spelling of
+// the same struct, byte for byte, errors included: every field, empty and
+// not, strings with escapes, HTML characters, U+2028, bytes that are not
+// UTF-8, and metadata that is not compact or not JSON at all.
+func FuzzRecordJSON(f *testing.F) {
+	type seed struct {
+		pid                          int
+		kind, argv0, argv1           string
+		nargs                        int
+		start                        int64
+		hasStart                     bool
+		home, scope, hash, upd, prof string
+		meta                         []byte
+	}
+	for _, s := range []seed{
+		{pid: 1234, kind: GatewayKind, argv0: "/usr/bin/python3", argv1: "gateway", nargs: 2, start: 987654, hasStart: true, home: "/root/.hermes"},
+		{},
+		{pid: -1, nargs: 1, start: math.MinInt64, hasStart: true},
+		{pid: math.MaxInt32, argv0: "a\"b\\c\n\r\t\b\f\x00\x1f\x7f", nargs: 1, home: "<script>&amp;</script>"},
+		{argv0: "\u2028\u2029é\U0001F600", argv1: "\xff\xfe\xc3", nargs: 2, scope: "telegram-bot-token", hash: "0123456789abcdef"},
+		{upd: "2026-11-25T12:00:00.000000+00:00", prof: "work", meta: []byte(` { "a" : [1, 2, "<x>"] } `)},
+		{meta: []byte(`{"a":`)},
+		{meta: []byte(`"\u2028"`), nargs: 1},
+		{meta: []byte(" ")},
+		{pid: 7, nargs: 3}, // an empty argv, not a missing one: omitted all the same
+	} {
+		f.Add(s.pid, s.kind, s.argv0, s.argv1, s.nargs, s.start, s.hasStart, s.home, s.scope, s.hash, s.upd, s.prof, s.meta)
+	}
+	f.Fuzz(func(t *testing.T, pid int, kind, argv0, argv1 string, nargs int, start int64, hasStart bool, home, scope, hash, upd, prof string, meta []byte) {
+		r := Record{PID: pid, Kind: kind, HermesHome: home, Scope: scope, IdentityHash: hash, UpdatedAt: upd, Profile: prof, Metadata: meta, Legacy: hasStart}
+		switch nargs & 3 {
+		case 1:
+			r.Argv = []string{argv0}
+		case 2:
+			r.Argv = []string{argv0, argv1}
+		case 3:
+			r.Argv = []string{}
+		}
+		if hasStart {
+			r.StartTime = &start
+		}
+		want, werr := json.Marshal(r)
+		got, gerr := r.Encode()
+		if (werr != nil) != (gerr != nil) {
+			t.Fatalf("Encode error %v, encoding/json's %v, for %#v", gerr, werr, r)
+		}
+		if werr == nil && string(got) != string(want) {
+			t.Fatalf("Encode wrote\n%s\nencoding/json writes\n%s", got, want)
+		}
+	})
+}

@@ -92,7 +92,7 @@ func writeAtomic(path string, data []byte, perm os.FileMode, prep func(*os.File)
 // WriteExclusive creates path with O_EXCL and writes rec as compact JSON, as
 // Hermes' write_pid_file does: the exclusive create is the claim.
 func WriteExclusive(path string, rec Record) error {
-	b, err := json.Marshal(rec)
+	b, err := rec.Encode()
 	if err != nil {
 		return err
 	}

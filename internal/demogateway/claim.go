@@ -42,7 +42,7 @@ func (g *gateway) claim() (int, bool) {
 		}
 	}
 	rec := lockstore.NewRecord(g.self, g.o.home)
-	body, _ := json.Marshal(rec)
+	body, _ := rec.Encode()
 	f, err := os.OpenFile(g.layout.RuntimeLock(), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		g.say("open runtime lock: %v", err)
