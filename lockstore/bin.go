@@ -9,8 +9,7 @@ import (
 	"regexp"
 	"sync"
 
-	"go.uber.org/zap"
-
+	"github.com/hermes-agent/hermes-supervisor/platform/logfield"
 	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 )
 
@@ -52,7 +51,7 @@ type sweepBin struct {
 func (s *Store) openBin(ld *safefs.Dir) *safefs.Dir {
 	d, err := ld.Sub(binName)
 	if err != nil {
-		s.log.Debug("sweep renames aside in the lock dir itself", zap.String("bin", s.layout.SweepBin()), zap.Error(err))
+		s.log.Debug("sweep renames aside in the lock dir itself", logfield.String("bin", s.layout.SweepBin()), logfield.Error(err))
 		return nil
 	}
 	return d

@@ -9,8 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"go.uber.org/zap"
-
+	"github.com/hermes-agent/hermes-supervisor/platform/logfield"
 	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
@@ -79,7 +78,7 @@ type Store struct {
 	kept   *sweepDirs // the directories the last Hold left open (see Hold); only Hold uses it
 	layout Layout
 	prober *procstate.Prober
-	log    *zap.Logger
+	log    logfield.Logger
 	now    func() time.Time
 	// own are command lines the supervisor starts: they count as gateways.
 	own [][]string
@@ -92,7 +91,7 @@ type Store struct {
 }
 
 // New returns a Store over l.
-func New(l Layout, p *procstate.Prober, log *zap.Logger, now func() time.Time) *Store {
+func New(l Layout, p *procstate.Prober, log logfield.Logger, now func() time.Time) *Store {
 	return &Store{layout: l, prober: p, log: log, now: now}
 }
 

@@ -10,8 +10,9 @@ import (
 	"strconv"
 	"time"
 
-	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
+	"github.com/hermes-agent/hermes-supervisor/platform/logfield"
 	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
@@ -170,14 +171,14 @@ func (s *Store) sweep(ctx context.Context, dryRun, beforeStart bool, each func([
 	}
 	runs, err := s.judgeEach(ctx, !dryRun, ld, bin, handle)
 	sum.Took, sum.Running = s.now().Sub(began), runs
-	fields := []zap.Field{zap.Int("files", sum.Files), zap.Duration("took", sum.Took), zap.Bool("dry_run", dryRun)}
+	fields := []zapcore.Field{logfield.Int("files", sum.Files), logfield.Duration("took", sum.Took), logfield.Bool("dry_run", dryRun)}
 	for _, a := range []Action{ActionSwept, ActionSweep, ActionQuarantined, ActionQuarantine, ActionMarkStopped, ActionKeep, ActionOK, ActionError} {
 		if n := sum.Actions[a]; n > 0 {
-			fields = append(fields, zap.Int(string(a), n))
+			fields = append(fields, logfield.Int(string(a), n))
 		}
 	}
 	if sum.Unlogged > 0 {
-		fields = append(fields, zap.Int("per_file_lines_not_logged", sum.Unlogged))
+		fields = append(fields, logfield.Int("per_file_lines_not_logged", sum.Unlogged))
 	}
 	logf := s.log.Info
 	if sum.Files == 0 {
@@ -190,13 +191,13 @@ func (s *Store) sweep(ctx context.Context, dryRun, beforeStart bool, each func([
 }
 
 func (s *Store) logEntry(e Entry) {
-	fields := []zap.Field{zap.String("path", e.Path), zap.String("kind", string(e.Kind)),
-		zap.Stringer("verdict", e.Verdict), zap.String("action", string(e.Action)), zap.String("reason", e.Reason)}
+	fields := []zapcore.Field{logfield.String("path", e.Path), logfield.String("kind", string(e.Kind)),
+		logfield.Stringer("verdict", e.Verdict), logfield.String("action", string(e.Action)), logfield.String("reason", e.Reason)}
 	if e.Record != nil {
-		fields = append(fields, zap.Int("pid", e.Record.PID))
+		fields = append(fields, logfield.Int("pid", e.Record.PID))
 	}
 	if e.Err != nil {
-		s.log.Warn("sweep", append(fields, zap.Error(e.Err))...)
+		s.log.Warn("sweep", append(fields, logfield.Error(e.Err))...)
 		return
 	}
 	s.log.Info("sweep", fields...)

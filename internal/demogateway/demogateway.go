@@ -27,9 +27,8 @@ import (
 	"strings"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
+	"github.com/hermes-agent/hermes-supervisor/platform/logfield"
 	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 	"github.com/hermes-agent/hermes-supervisor/platform/signals"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
@@ -362,7 +361,7 @@ func (g *gateway) writeState(state string, reason *string) {
 // judge applies lockstore's rules, Hermes' own plus our stricter ones, to
 // one file of the home or lock dir; ok is false when it is not there.
 func (g *gateway) judge(path string) (lockstore.Entry, bool) {
-	s := lockstore.New(g.layout, procstate.NewProber(procstate.Options{StartTolerance: -1}), zap.NewNop(), time.Now)
+	s := lockstore.New(g.layout, procstate.NewProber(procstate.Options{StartTolerance: -1}), logfield.Nop{}, time.Now)
 	es, _ := s.Scan(context.Background())
 	for _, e := range es {
 		if e.Path == path {

@@ -4,7 +4,9 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/hermes-agent/hermes-supervisor/platform/logfield"
 )
 
 // LineField is a line of output as a field that gives back its exact bytes:
@@ -23,16 +25,16 @@ import (
 // are counted as the JSON encoder and termtext.Encoder write them. A line
 // of n bytes thus costs at most 1.25n + TextSlack + 1 log bytes, plus its
 // entry's own.
-func LineField(p []byte) zap.Field {
+func LineField(p []byte) zapcore.Field {
 	text, escaped, valid := textCosts(p)
 	b85 := base85Len(len(p))
 	switch {
 	case valid && text <= b85+TextSlack:
-		return zap.ByteString("line", p)
+		return logfield.ByteString("line", p)
 	case !valid && escaped <= b85+TextSlack:
-		return zap.String("line_escaped", string(escapeInvalid(p)))
+		return logfield.String("line_escaped", string(escapeInvalid(p)))
 	}
-	return zap.String("line_base85", string(base85(p)))
+	return logfield.String("line_base85", string(base85(p)))
 }
 
 // TextSlack is how many log bytes more than base85 a line may cost to stay
