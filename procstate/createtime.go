@@ -3,8 +3,6 @@ package procstate
 import (
 	"context"
 	"time"
-
-	"github.com/shirou/gopsutil/v4/process"
 )
 
 // CreateTime returns when pid was created, as psutil's create_time reads
@@ -15,9 +13,9 @@ func (p *Prober) CreateTime(ctx context.Context, pid int) (time.Time, error) {
 	if pid <= 0 {
 		return time.Time{}, ErrNoProcess
 	}
-	ms, err := (&process.Process{Pid: int32(pid)}).CreateTimeWithContext(ctx)
+	ms, err := createTime(ctx, pid)
 	if err != nil {
-		return time.Time{}, classify(pid, err)
+		return time.Time{}, err
 	}
 	return time.UnixMilli(ms), nil
 }

@@ -10,8 +10,6 @@ import (
 	"os"
 	"strings"
 	"time"
-
-	"github.com/shirou/gopsutil/v4/process"
 )
 
 // Verdict is what a liveness check concluded about a recorded process.
@@ -287,47 +285,16 @@ func (p *Prober) WaitGone(ctx context.Context, rec Identity, isGateway func([]st
 // Environ returns the environment pid was started with. Only its owner (or
 // an administrator) may read it; it wraps ErrNoProcess or ErrPermission.
 func (p *Prober) Environ(ctx context.Context, pid int) ([]string, error) {
-	proc := &process.Process{Pid: int32(pid)}
-	env, err := proc.EnvironWithContext(ctx)
-	if err != nil {
-		return nil, classify(pid, err)
-	}
-	return env, nil
+	return environ(ctx, pid)
 }
 
 // Pids lists the pids of every process on the system.
 func (p *Prober) Pids(ctx context.Context) ([]int, error) {
-	ps, err := process.PidsWithContext(ctx)
+	ps, err := pids(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list processes: %w", err)
 	}
-	out := make([]int, len(ps))
-	for i, pid := range ps {
-		out[i] = int(pid)
-	}
-	return out, nil
-}
-
-func cmdline(ctx context.Context, pid int) ([]string, error) {
-	proc := &process.Process{Pid: int32(pid)}
-	argv, err := proc.CmdlineSliceWithContext(ctx)
-	if err != nil {
-		return nil, classify(pid, err)
-	}
-	return argv, nil
-}
-
-// classify maps gopsutil and OS errors onto this package's sentinels.
-func classify(pid int, err error) error {
-	switch {
-	case errors.Is(err, process.ErrorProcessNotRunning), errors.Is(err, os.ErrNotExist):
-		return fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
-	case errors.Is(err, process.ErrorNotPermitted), errors.Is(err, os.ErrPermission):
-		return fmt.Errorf("pid %d: %w", pid, ErrPermission)
-	case otherUser(err):
-		return fmt.Errorf("pid %d belongs to another user: %w", pid, ErrPermission)
-	}
-	return fmt.Errorf("pid %d: %w", pid, err)
+	return ps, nil
 }
 
 func quoteArgv(argv []string) string {

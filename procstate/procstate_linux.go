@@ -228,6 +228,3 @@ func compareStart(recorded int64, l Live, _ time.Time) (same, known bool) {
 	}
 	return false, true
 }
-
-// otherUser: Linux reports an unreadable command line as a permission error.
-func otherUser(error) bool { return false }

@@ -15,7 +15,6 @@ import (
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
-	"github.com/shirou/gopsutil/v4/process"
 )
 
 // The files the demo gateway claims at start, in the order Hermes' own
@@ -123,7 +122,8 @@ func (g *gateway) claimScoped() (int, bool) {
 		if g.o.naive {
 			// The footgun the supervisor exists for: a bare existence
 			// check trusts whatever process now has the pid.
-			inUse, _ = process.PidExists(int32(owner.PID))
+			_, err := procstate.NewProber(procstate.Options{}).Inspect(context.Background(), owner.PID)
+			inUse = owner.PID > 0 && !errors.Is(err, procstate.ErrNoProcess)
 		} else if e, ok := g.judge(path); ok {
 			inUse = e.Action == lockstore.ActionKeep
 		}
