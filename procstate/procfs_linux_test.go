@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/shirou/gopsutil/v4/process"
@@ -122,3 +123,43 @@ func TestProcfsIsGopsutils(t *testing.T) {
 }
 
 func errOf[T any](_ T, err error) error { return err }
+
+// TestHostProcMovesNothing is the attack gopsutil allowed: $HOST_PROC
+// pointing at a directory of forged files, among them an environment that
+// carries whatever a proof looks for. procstate reads the real /proc.
+func TestHostProcMovesNothing(t *testing.T) {
+	ctx := context.Background()
+	forged := t.TempDir()
+	pid := os.Getpid()
+	dir := forged + "/" + strconv.Itoa(pid)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{
+		"environ": "HERMES_SUPERVISOR_NONCE=forged\x00",
+		"cmdline": "forged\x00",
+		"stat":    strconv.Itoa(pid) + " (forged) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1 0 0",
+	} {
+		if err := os.WriteFile(dir+"/"+name, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	real, err := environ(ctx, pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOST_PROC", forged)
+	// The attack is real: gopsutil reads the forged environment.
+	if env, err := (&process.Process{Pid: int32(pid)}).EnvironWithContext(ctx); err != nil || !slices.Contains(env, "HERMES_SUPERVISOR_NONCE=forged") {
+		t.Fatalf("gopsutil under HOST_PROC read %q, %v: the forgery did not take", env, err)
+	}
+	if env, err := environ(ctx, pid); err != nil || !slices.Equal(env, real) {
+		t.Errorf("environ under HOST_PROC read %q, %v; want our own %q", env, err, real)
+	}
+	if argv, err := cmdline(ctx, pid); err != nil || !slices.Equal(argv, os.Args) {
+		t.Errorf("cmdline read %q, %v; want %q", argv, err, os.Args)
+	}
+	if ms, err := createTime(ctx, pid); err != nil || ms < 1e12 {
+		t.Errorf("createTime read %d, %v: not a time this century", ms, err)
+	}
+}
