@@ -1,6 +1,7 @@
 package lockstore
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/hermes-agent/hermes-supervisor/procstate"
@@ -21,4 +22,6 @@ func gone(pid int) procFacts {
 // the listing fails. A pid missing from the list had no process when the
 // listing ran: the files naming it were read before, so whoever wrote
 // them had exited by then.
-func livePIDs() (pids map[int]bool, ok bool) { return listPIDs() }
+func livePIDs(ctx context.Context, p *procstate.Prober) (pids map[int]bool, ok bool) {
+	return listPIDs(ctx, p)
+}

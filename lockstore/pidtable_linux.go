@@ -1,31 +1,20 @@
 package lockstore
 
 import (
-	"errors"
-	"io"
-	"os"
-	"strconv"
+	"context"
+
+	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
-func listPIDs() (map[int]bool, bool) {
-	d, err := os.Open("/proc")
+// listPIDs is the names of /proc, as p lists them.
+func listPIDs(ctx context.Context, p *procstate.Prober) (map[int]bool, bool) {
+	ps, err := p.Pids(ctx)
 	if err != nil {
 		return nil, false
 	}
-	defer d.Close()
-	out := map[int]bool{}
-	for {
-		names, err := d.Readdirnames(1024)
-		for _, n := range names {
-			if pid, err := strconv.Atoi(n); err == nil && pid > 0 {
-				out[pid] = true
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			return out, true
-		}
-		if err != nil {
-			return nil, false
-		}
+	out := make(map[int]bool, len(ps))
+	for _, pid := range ps {
+		out[pid] = true
 	}
+	return out, true
 }

@@ -2,5 +2,11 @@
 
 package lockstore
 
+import (
+	"context"
+
+	"github.com/hermes-agent/hermes-supervisor/procstate"
+)
+
 // listPIDs: only Linux lists its processes as cheaply as a directory.
-func listPIDs() (map[int]bool, bool) { return nil, false }
+func listPIDs(context.Context, *procstate.Prober) (map[int]bool, bool) { return nil, false }

@@ -316,7 +316,7 @@ func (s *Store) rulesOn(ctx context.Context, w int, fs ...*fileFacts) *rules {
 	var live map[int]bool
 	listed := false
 	if len(pids) >= pidTableMin {
-		live, listed = livePIDs()
+		live, listed = livePIDs(ctx, s.prober)
 	}
 	parallel(w, len(pids), func(i int) {
 		if pid := pids[i]; listed && pid > 0 && !live[pid] {

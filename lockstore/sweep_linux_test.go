@@ -3,11 +3,13 @@ package lockstore
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
+	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
 // TestSweepDirSwappedForSymlink replays the attack of issue 13 item 4: the
@@ -50,4 +52,62 @@ func TestSweepDirSwappedForSymlink(t *testing.T) {
 	if err != nil || len(des) != 1 {
 		t.Fatalf("the directory behind the symlink changed: %v %v", des, err)
 	}
+}
+
+// TestSweepThroughThePIDTable is a judgement naming pidTableMin pids or
+// more, which lists /proc once instead of looking each pid up: the
+// listing names the live and none of the reaped, and the sweep keeps the
+// live gateway's and the unrelated process's records and sweeps the rest.
+func TestSweepThroughThePIDTable(t *testing.T) {
+	ctx := context.Background()
+	s, l := newStore(t)
+	live := startProc(t, "block", true)
+	other := startProc(t, "block", false)
+	dead := make([]procstate.Identity, pidTableMin+8)
+	for i := range dead {
+		dead[i] = deadIdentity(t)
+	}
+	table, listed := livePIDs(ctx, prober)
+	if !listed || !table[live.PID] || !table[other.PID] || !table[os.Getpid()] {
+		t.Fatalf("the pid table (listed %v, %d pids) lacks a live process", listed, len(table))
+	}
+	for _, d := range dead {
+		if table[d.PID] {
+			t.Fatalf("the pid table names reaped pid %d", d.PID)
+		}
+	}
+	keep := map[string]bool{
+		writeScoped(t, l, "telegram-bot-token", "live", live): true,
+		writeScoped(t, l, "matrix", "other", other):           true,
+	}
+	for i, d := range dead {
+		keep[writeScoped(t, l, "signal-phone", fmt.Sprint("dead", i), d)] = false
+	}
+	es, err := s.Sweep(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := byPath(es)
+	for p, kept := range keep {
+		e, ok := got[p]
+		switch {
+		case !ok:
+			t.Errorf("%s not judged", filepath.Base(p))
+		case kept && (e.Action != ActionKeep || e.Verdict != procstate.Alive):
+			t.Errorf("%s: %s/%s (%s), want alive and kept", filepath.Base(p), e.Verdict, e.Action, e.Reason)
+		case !kept && (e.Action != ActionSwept || e.Verdict != procstate.Dead):
+			t.Errorf("%s: %s/%s (%s), want dead and swept", filepath.Base(p), e.Verdict, e.Action, e.Reason)
+		}
+		if _, err := os.Stat(p); (err == nil) != kept {
+			t.Errorf("%s: exists=%v, kept=%v", filepath.Base(p), err == nil, kept)
+		}
+	}
+}
+
+// writeScoped writes id's record as the scoped lock of scope and identity.
+func writeScoped(t *testing.T, l Layout, scope, identity string, id procstate.Identity) string {
+	t.Helper()
+	p := l.ScopedLock(scope, identity)
+	writeRecord(t, p, id, l.Home)
+	return p
 }
