@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -107,11 +108,11 @@ func awaitTickAfter(t *testing.T, tick int64) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		up, err := strconv.ParseFloat(strings.Fields(string(b))[0], 64)
+		up, err := uptimeTicks(strings.Fields(string(b))[0])
 		if err != nil {
 			t.Fatal(err)
 		}
-		left := time.Duration(tick+2)*perTick - time.Duration(up*float64(time.Second))
+		left := time.Duration(tick+2-up) * perTick
 		if left <= 0 {
 			return
 		}
@@ -121,6 +122,19 @@ func awaitTickAfter(t *testing.T, tick int64) {
 		time.Sleep(left)
 	}
 	t.Fatalf("the clock never passed tick %d", tick)
+}
+
+// uptimeTicks reads /proc/uptime's "seconds.hundredths" as the whole
+// number of ticks it is. Read as a float, one value in four fell a
+// nanosecond short of its own tick (68228.54 s is 68228539999999 ns),
+// and awaitTickAfter then slept that nanosecond a hundred times and gave
+// up.
+func uptimeTicks(s string) (int64, error) {
+	secs, frac, ok := strings.Cut(s, ".")
+	if !ok || len(frac) != 2 {
+		return 0, fmt.Errorf("/proc/uptime %q: not seconds with two decimals", s)
+	}
+	return strconv.ParseInt(secs+frac, 10, 64)
 }
 
 // waitExit reaps pid, a process re-parented to the test, failing the test
@@ -147,4 +161,20 @@ func waitExit(t *testing.T, pid int) unix.WaitStatus {
 		t.Fatalf("pid %d never exited", pid)
 	}
 	panic("unreachable")
+}
+
+// TestUptimeTicks covers every hundredth of a second from 68228.00 s on,
+// the readings that failed as floats among them: each is its own tick.
+func TestUptimeTicks(t *testing.T) {
+	for c := int64(6822800); c < 6822900; c++ {
+		s := fmt.Sprintf("%d.%02d", c/100, c%100)
+		if got, err := uptimeTicks(s); err != nil || got != c {
+			t.Fatalf("uptimeTicks(%q) = %d, %v; want %d", s, got, err, c)
+		}
+	}
+	for _, bad := range []string{"68228", "68228.5", "68228.543", "x.12"} {
+		if _, err := uptimeTicks(bad); err == nil {
+			t.Errorf("uptimeTicks(%q) took it", bad)
+		}
+	}
 }
