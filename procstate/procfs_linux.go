@@ -19,10 +19,15 @@ import (
 
 func procPath(pid int, name string) string { return "/proc/" + strconv.Itoa(pid) + "/" + name }
 
+// procBuf is room for the command line or environment most processes
+// have; readProc reads a longer one whole.
+const procBuf = 4 << 10
+
 // environ splits /proc/<pid>/environ at each NUL; the empty string after
 // the last one stays, as gopsutil leaves it.
 func environ(_ context.Context, pid int) ([]string, error) {
-	b, err := os.ReadFile(procPath(pid, "environ"))
+	var buf [procBuf]byte
+	b, err := readProc(procPath(pid, "environ"), buf[:])
 	if err != nil {
 		return nil, classify(pid, err)
 	}
@@ -56,7 +61,8 @@ func pids(context.Context) ([]int, error) {
 // cmdline is /proc/<pid>/cmdline cut at each NUL, the NULs that end it
 // dropped first; an empty file (a kernel thread, a zombie) is no argv.
 func cmdline(_ context.Context, pid int) ([]string, error) {
-	b, err := os.ReadFile(procPath(pid, "cmdline"))
+	var buf [procBuf]byte
+	b, err := readProc(procPath(pid, "cmdline"), buf[:])
 	if err != nil {
 		return nil, classify(pid, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/shirou/gopsutil/v4/process"
@@ -30,6 +31,17 @@ func TestProcfsIsGopsutils(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { stdin.Close(); _ = odd.Wait() })
+	// Longer than procBuf, so read the slow way.
+	long := exec.Command("/bin/sh", "-c", "read x", strings.Repeat("a", procBuf), strings.Repeat("b", 3*procBuf))
+	long.Env = []string{"LONG=" + strings.Repeat("c", 2*procBuf)}
+	longIn, err := long.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := long.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { longIn.Close(); _ = long.Wait() })
 	zombie := exec.Command("/bin/sh", "-c", "exit 0")
 	if err := zombie.Start(); err != nil {
 		t.Fatal(err)
@@ -44,6 +56,7 @@ func TestProcfsIsGopsutils(t *testing.T) {
 	}{
 		{"self", os.Getpid()},
 		{"odd argv and environment", odd.Process.Pid},
+		{"argv and environment longer than procBuf", long.Process.Pid},
 		{"zombie", zombie.Process.Pid},
 		{"init", 1},
 		{"kernel thread", 2},

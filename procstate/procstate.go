@@ -108,7 +108,8 @@ type Options struct {
 	StartTolerance int64
 }
 
-// Prober inspects live processes through gopsutil and /proc.
+// Prober inspects live processes: through /proc on Linux, elsewhere
+// through gopsutil and the OS's own process records.
 type Prober struct {
 	tolerance int64
 }

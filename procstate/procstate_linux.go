@@ -28,7 +28,7 @@ const pidZeroExists = false
 // readLive reads state and start time from one /proc/<pid>/stat read.
 func readLive(_ context.Context, pid int) (liveState, error) {
 	var buf [512]byte
-	b, err := readProc("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
+	b, err := readProc(procPath(pid, "stat"), buf[:])
 	if err != nil {
 		return liveState{}, classify(pid, err)
 	}
@@ -66,7 +66,8 @@ func readProc(path string, buf []byte) ([]byte, error) {
 		}
 		n += m
 	}
-	// Longer than any stat line with a 16-byte comm: read it the slow way.
+	// Longer than buf (a stat line is not, with its 16-byte comm; a
+	// command line or environment may be): read it the slow way.
 	return os.ReadFile(path)
 }
 

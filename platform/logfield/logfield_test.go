@@ -36,8 +36,9 @@ func TestFieldsAreZaps(t *testing.T) {
 	}
 }
 
-// TestZapIsALogger is the promise the package makes to its callers.
-func TestZapIsALogger(t *testing.T) {
-	var _ Logger = zap.NewNop()
-	var _ Logger = Nop{}
-}
+// The promise the package makes to its callers, checked as it compiles:
+// the supervisor's *zap.Logger, and Nop, are Loggers.
+var (
+	_ Logger = (*zap.Logger)(nil)
+	_ Logger = Nop{}
+)
