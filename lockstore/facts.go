@@ -1,10 +1,11 @@
 package lockstore
 
 import (
+	"context"
 	"errors"
 	"os"
-	"os/user"
 
+	"github.com/hermes-agent/hermes-supervisor/platform/passwd"
 	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 	"github.com/hermes-agent/hermes-supervisor/procstate/pyparse"
 )
@@ -41,20 +42,21 @@ func fileHeld(path string) (bool, error) {
 
 // expandUser is os.path.expanduser as Hermes' process applies it to a
 // recorded hermes_home: "~" is $HOME, or the user's home in the password
-// database when HOME is unset; "~name" is name's home. ok is false where
+// database when HOME is unset; "~name" is name's home, from the whole
+// database (NSS) as Python's pwd module reads it. ok is false where
 // Python's expansion cannot be reproduced (see expandable).
-func expandUser(p string) (string, bool) {
+func expandUser(ctx context.Context, p string) (string, bool) {
 	if !expandable(p) {
 		return p, false
 	}
 	home, set := os.LookupEnv("HOME")
 	if !set {
-		if u, err := user.Current(); err == nil {
+		if u, err := passwd.Current(ctx); err == nil {
 			home = u.HomeDir
 		}
 	}
 	return pyparse.ExpandUser(p, home, func(name string) (string, bool) {
-		u, err := user.Lookup(name)
+		u, err := passwd.Lookup(ctx, name)
 		if err != nil {
 			return "", false
 		}

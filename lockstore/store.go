@@ -329,7 +329,8 @@ func (s *Store) rulesOn(ctx context.Context, w int, fs ...*fileFacts) *rules {
 	for i, pid := range pids {
 		procs[pid] = looks[i]
 	}
-	return &rules{home: s.layout.Home, now: s.now(), own: s.own, procs: procs, expand: expandUser}
+	expand := func(p string) (string, bool) { return expandUser(ctx, p) }
+	return &rules{home: s.layout.Home, now: s.now(), own: s.own, procs: procs, expand: expand}
 }
 
 // readable returns e's facts when e was found and read, else nil.

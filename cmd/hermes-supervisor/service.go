@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strings"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
+	"github.com/hermes-agent/hermes-supervisor/platform/passwd"
 	"github.com/hermes-agent/hermes-supervisor/platform/service"
 	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
 	"github.com/hermes-agent/hermes-supervisor/supervisor"
@@ -344,7 +344,7 @@ func serviceConfig(ctx context.Context, g *globals, f *serviceFlags) (*globals, 
 	case acct != nil:
 		c.User, c.UID, c.UserHome = acct.Name, acct.UID, acct.Home
 	case f.system:
-		if u, err := user.Current(); err == nil {
+		if u, err := passwd.Current(ctx); err == nil {
 			c.User = u.Username
 		}
 	}

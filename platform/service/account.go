@@ -5,10 +5,11 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
-	"os/user"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/platform/passwd"
 )
 
 // Account is the user a system service runs as, as that user's own login
@@ -30,7 +31,7 @@ const pathMarker = "hermes-supervisor-path="
 // theirs (su -l, which reads their profile as logging in would); an
 // unreadable PATH leaves Path empty rather than failing.
 func LookupAccount(ctx context.Context, name string) (Account, error) {
-	u, err := user.Lookup(name)
+	u, err := passwd.Lookup(ctx, name)
 	if err != nil {
 		return Account{}, fmt.Errorf("look up user %s: %w", name, err)
 	}

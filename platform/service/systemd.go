@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -15,6 +14,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/hermes-agent/hermes-supervisor/platform/passwd"
 )
 
 // Systemd drives systemd: a unit of our own, user or system.
@@ -211,7 +212,8 @@ func (s Systemd) Control(c Config, verb string) (Plan, error) {
 // keeps one flag file per user name), so that their service runs without a
 // login; false when it cannot tell.
 func lingering(c Config) bool {
-	u, err := user.LookupId(strconv.Itoa(c.UID))
+	// A plan is made without a context; the lookup bounds itself.
+	u, err := passwd.LookupID(context.Background(), strconv.Itoa(c.UID))
 	if err != nil {
 		return false
 	}

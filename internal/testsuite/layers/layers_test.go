@@ -17,6 +17,7 @@ var rank = map[string]int{
 	"platform/signals":  0,
 	"platform/alarm":    0,
 	"platform/journald": 0,
+	"platform/passwd":   0,
 	"platform/proctree": 1,
 	"platform/ctlsock":  1,
 	"platform/sdnotify": 1,
@@ -75,6 +76,11 @@ func TestDependenciesPointOneWay(t *testing.T) {
 				}
 				seen++
 				for _, imp := range p.Imports {
+					if imp == "os/user" && name != "platform/passwd" {
+						// Built without cgo, as releases are, os/user
+						// reads /etc/passwd alone on Linux.
+						t.Errorf("%s imports os/user: look accounts up through platform/passwd, which asks NSS", name)
+					}
 					dep, inModule := strings.CutPrefix(imp, module+"/")
 					if !inModule {
 						continue
