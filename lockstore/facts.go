@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"sync"
 
 	"github.com/hermes-agent/hermes-supervisor/platform/passwd"
 	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
@@ -40,26 +41,82 @@ func fileHeld(path string) (bool, error) {
 	return held, nil
 }
 
-// expandUser is os.path.expanduser as Hermes' process applies it to a
-// recorded hermes_home: "~" is $HOME, or the user's home in the password
-// database when HOME is unset; "~name" is name's home, from the whole
-// database (NSS) as Python's pwd module reads it. ok is false where
-// Python's expansion cannot be reproduced (see expandable).
-func expandUser(ctx context.Context, p string) (string, bool) {
+// maxHomeLookups bounds how many account names one judgement asks the
+// account database about. Each may run getent (platform/passwd), about a
+// millisecond where reading a record takes microseconds: a lock dir of
+// records naming "~name" homes, each a different name, would otherwise cost
+// a process per file. Past the bound a "~name" is not expanded, which
+// keeps the record (homeMatches): more kept, never less.
+const maxHomeLookups = 16
+
+// homes is os.path.expanduser as Hermes' process applies it to a recorded
+// hermes_home, for one judgement: "~" is $HOME, or the user's home in the
+// account database when HOME is unset; "~name" is name's home, from the
+// whole database (NSS) as Python's pwd module reads it. Each name is asked
+// once; judging runs on several goroutines.
+type homes struct {
+	ctx    context.Context
+	lookup func(ctx context.Context, name string) (string, error) // "" for the current user
+	mu     sync.Mutex
+	asked  map[string]homeAnswer
+}
+
+type homeAnswer struct {
+	dir string
+	ok  bool
+}
+
+func newHomes(ctx context.Context) *homes {
+	return &homes{ctx: ctx, lookup: homeOf, asked: map[string]homeAnswer{}}
+}
+
+// homeOf is name's home in the account database, or the current user's
+// for "".
+func homeOf(ctx context.Context, name string) (string, error) {
+	u, err := passwd.Current(ctx)
+	if name != "" {
+		u, err = passwd.Lookup(ctx, name)
+	}
+	if err != nil {
+		return "", err
+	}
+	return u.HomeDir, nil
+}
+
+// ask answers name from memory, or from the database within the bound;
+// asked is false past the bound.
+func (h *homes) ask(name string) (a homeAnswer, asked bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if a, ok := h.asked[name]; ok {
+		return a, true
+	}
+	if len(h.asked) >= maxHomeLookups {
+		return homeAnswer{}, false
+	}
+	dir, err := h.lookup(h.ctx, name)
+	a = homeAnswer{dir: dir, ok: err == nil}
+	h.asked[name] = a
+	return a, true
+}
+
+// expand expands p; ok is false where Python's expansion cannot be
+// reproduced (see expandable), or the names asked about reached the bound.
+func (h *homes) expand(p string) (string, bool) {
 	if !expandable(p) {
 		return p, false
 	}
 	home, set := os.LookupEnv("HOME")
 	if !set {
-		if u, err := passwd.Current(ctx); err == nil {
-			home = u.HomeDir
+		if a, asked := h.ask(""); asked && a.ok {
+			home = a.dir
 		}
 	}
-	return pyparse.ExpandUser(p, home, func(name string) (string, bool) {
-		u, err := passwd.Lookup(ctx, name)
-		if err != nil {
-			return "", false
-		}
-		return u.HomeDir, true
-	}), true
+	bounded := true
+	out := pyparse.ExpandUser(p, home, func(name string) (string, bool) {
+		a, asked := h.ask(name)
+		bounded = bounded && asked
+		return a.dir, a.ok
+	})
+	return out, bounded
 }

@@ -329,8 +329,7 @@ func (s *Store) rulesOn(ctx context.Context, w int, fs ...*fileFacts) *rules {
 	for i, pid := range pids {
 		procs[pid] = looks[i]
 	}
-	expand := func(p string) (string, bool) { return expandUser(ctx, p) }
-	return &rules{home: s.layout.Home, now: s.now(), own: s.own, procs: procs, expand: expand}
+	return &rules{home: s.layout.Home, now: s.now(), own: s.own, procs: procs, expand: newHomes(ctx).expand}
 }
 
 // readable returns e's facts when e was found and read, else nil.
