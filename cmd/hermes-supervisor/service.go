@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -452,7 +451,7 @@ func carryOut(cmd *cobra.Command, plan service.Plan, dryRun bool) error {
 }
 
 func runQuiet(ctx context.Context, out io.Writer, argv []string) error {
-	c := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	c := service.Command(ctx, argv)
 	c.Stdout, c.Stderr = out, out
 	return c.Run()
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -42,7 +41,7 @@ func LookupAccount(ctx context.Context, name string) (Account, error) {
 	// A profile that waits for input or the network must not hang install.
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "su", "-l", name, "-c", `printf '\n%s%s\n' `+pathMarker+` "$PATH"`)
+	cmd := Command(ctx, []string{"su", "-l", name, "-c", `printf '\n%s%s\n' ` + pathMarker + ` "$PATH"`})
 	if out, err := cmd.Output(); err == nil {
 		for _, line := range bytes.Split(out, []byte("\n")) {
 			if p, ok := strings.CutPrefix(string(line), pathMarker); ok {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"html"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -331,7 +330,7 @@ func (l Launchd) output(ctx context.Context, argv []string) ([]byte, error) {
 	if l.Output != nil {
 		return l.Output(ctx, argv)
 	}
-	return exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
+	return Command(ctx, argv).CombinedOutput()
 }
 
 // goneMargin is how much longer than the old job's ExitTimeOut install

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -266,7 +265,7 @@ func (s Systemd) output(ctx context.Context, argv []string) ([]byte, error) {
 	if s.Output != nil {
 		return s.Output(ctx, argv)
 	}
-	return exec.CommandContext(ctx, argv[0], argv[1:]...).Output()
+	return Command(ctx, argv).Output()
 }
 
 func (s Systemd) state(ctx context.Context, c Config) (unitState, error) {
