@@ -67,3 +67,39 @@ chmod 755 /home/mallory/.local/bin/hermes /home/mallory/pwn.sh && cp /home/mallo
 		})
 	}
 }
+
+// TestSudoInstallPlantedTools is the same user with the same right (SETENV
+// included) putting a directory of their own first on PATH on sudo's
+// command line, where secure_path does not reach, holding a systemctl and
+// an su that record who ran them and then hand over to the real ones.
+// Install runs both as root; it must run root's own, and still install.
+func TestSudoInstallPlantedTools(t *testing.T) {
+	requireHost(t)
+	t.Parallel()
+	bin := build(t)
+	m := boot(t, bin)
+	const user = "mallory"
+	m.must("useradd", "-m", user)
+	m.must("sh", "-c", `echo 'mallory ALL=(root) NOPASSWD:SETENV: /usr/local/bin/hermes-supervisor install --system' >/etc/sudoers.d/mallory && chmod 440 /etc/sudoers.d/mallory`)
+	const sentinel = "/run/hermes-pwned"
+	m.must("sh", "-c", `mkdir -p /home/mallory/.local/bin /home/mallory/.hermes /home/mallory/evil &&
+printf '#!/bin/sh\nexec /usr/local/bin/hermes-supervisor demo-gateway "$@"\n' >/home/mallory/.local/bin/hermes &&
+for tool in systemctl su journalctl; do
+  printf '#!/bin/sh\necho "%s $(id -u)" >>`+sentinel+`\nexec /usr/bin/%s "$@"\n' $tool $tool >/home/mallory/evil/$tool
+done &&
+chmod 755 /home/mallory/.local/bin/hermes /home/mallory/evil/* && chown -R mallory: /home/mallory`)
+	t.Cleanup(func() {
+		_, _ = m.exec(60*time.Second, "sh", "-c", `systemctl disable --now `+unit+`; rm -f /etc/systemd/system/`+unit)
+	})
+	out, err := m.execAs(user, 120*time.Second, "sudo", "-n", "PATH=/home/mallory/evil:/usr/bin:/bin",
+		"/usr/local/bin/hermes-supervisor", "install", "--system")
+	if ran, rerr := m.exec(5*time.Second, "cat", sentinel); rerr == nil {
+		t.Errorf("install ran mallory's tools (tool, uid):\n%s", ran)
+	}
+	if err != nil {
+		t.Fatalf("sudo install --system with mallory's PATH: %v\n%s", err, out)
+	}
+	if active, err := m.exec(10*time.Second, "systemctl", "is-active", unit); err != nil || strings.TrimSpace(active) != "active" {
+		t.Errorf("the service is %q (%v) after install: root's systemctl should have started it\n%s", strings.TrimSpace(active), err, out)
+	}
+}
