@@ -14,22 +14,10 @@ import (
 // Each attempt must fail with one line naming the value's source, write no
 // unit, and never run the script.
 func TestSudoInstallPlantedValues(t *testing.T) {
-	requireHost(t)
-	t.Parallel()
-	bin := build(t)
-	m := boot(t, bin)
-	const user = "mallory"
-	m.must("useradd", "-m", user)
-	// The right is exactly this command line; SETENV lets sudo -E keep
-	// the caller's environment, the most a careless rule would allow.
-	m.must("sh", "-c", `echo 'mallory ALL=(root) NOPASSWD:SETENV: /usr/local/bin/hermes-supervisor install --system' >/etc/sudoers.d/mallory && chmod 440 /etc/sudoers.d/mallory`)
-	// A hermes on mallory's login PATH, so that install gets as far as
-	// rendering the unit; and the payload, which records who ran it.
-	const sentinel = "/run/hermes-pwned"
-	m.must("sh", "-c", `mkdir -p /home/mallory/.local/bin /home/mallory/.hermes &&
-printf '#!/bin/sh\nexec /usr/local/bin/hermes-supervisor demo-gateway "$@"\n' >/home/mallory/.local/bin/hermes &&
-printf '#!/bin/sh\nid -u >>`+sentinel+`\n' >/home/mallory/pwn.sh &&
-chmod 755 /home/mallory/.local/bin/hermes /home/mallory/pwn.sh && cp /home/mallory/.profile /home/mallory/.profile.orig && chown -R mallory: /home/mallory`)
+	m := mallory(t)
+	// The payload, which records who ran it.
+	m.must("sh", "-c", `printf '#!/bin/sh\nid -u >>`+sentinel+`\n' >/home/mallory/pwn.sh &&
+chmod 755 /home/mallory/pwn.sh && cp /home/mallory/.profile /home/mallory/.profile.orig && chown -R mallory: /home/mallory`)
 	const payload = `ExecStartPre=+/home/mallory/pwn.sh`
 	const config = "/home/mallory/.hermes/hermes-supervisor.json"
 	sudo := []string{"sudo", "-n", "/usr/local/bin/hermes-supervisor", "install", "--system"}
@@ -74,20 +62,12 @@ chmod 755 /home/mallory/.local/bin/hermes /home/mallory/pwn.sh && cp /home/mallo
 // an su that record who ran them and then hand over to the real ones.
 // Install runs both as root; it must run root's own, and still install.
 func TestSudoInstallPlantedTools(t *testing.T) {
-	requireHost(t)
-	t.Parallel()
-	bin := build(t)
-	m := boot(t, bin)
-	const user = "mallory"
-	m.must("useradd", "-m", user)
-	m.must("sh", "-c", `echo 'mallory ALL=(root) NOPASSWD:SETENV: /usr/local/bin/hermes-supervisor install --system' >/etc/sudoers.d/mallory && chmod 440 /etc/sudoers.d/mallory`)
-	const sentinel = "/run/hermes-pwned"
-	m.must("sh", "-c", `mkdir -p /home/mallory/.local/bin /home/mallory/.hermes /home/mallory/evil &&
-printf '#!/bin/sh\nexec /usr/local/bin/hermes-supervisor demo-gateway "$@"\n' >/home/mallory/.local/bin/hermes &&
+	m := mallory(t)
+	m.must("sh", "-c", `mkdir -p /home/mallory/evil &&
 for tool in systemctl su journalctl; do
   printf '#!/bin/sh\necho "%s $(id -u)" >>`+sentinel+`\nexec /usr/bin/%s "$@"\n' $tool $tool >/home/mallory/evil/$tool
 done &&
-chmod 755 /home/mallory/.local/bin/hermes /home/mallory/evil/* && chown -R mallory: /home/mallory`)
+chmod 755 /home/mallory/evil/* && chown -R mallory: /home/mallory`)
 	t.Cleanup(func() {
 		_, _ = m.exec(60*time.Second, "sh", "-c", `systemctl disable --now `+unit+`; rm -f /etc/systemd/system/`+unit)
 	})
@@ -102,4 +82,27 @@ chmod 755 /home/mallory/.local/bin/hermes /home/mallory/evil/* && chown -R mallo
 	if active, err := m.exec(10*time.Second, "systemctl", "is-active", unit); err != nil || strings.TrimSpace(active) != "active" {
 		t.Errorf("the service is %q (%v) after install: root's systemctl should have started it\n%s", strings.TrimSpace(active), err, out)
 	}
+}
+
+// The attacker of these tests, and where her payloads record who ran them.
+const (
+	user     = "mallory"
+	sentinel = "/run/hermes-pwned"
+)
+
+// mallory boots a machine where mallory's only sudo right is exactly
+// `hermes-supervisor install --system`, with SETENV, which lets sudo keep
+// her environment and take variables on its command line: the most a
+// careless rule would allow. A hermes on her login PATH lets install get
+// as far as rendering the unit.
+func mallory(t *testing.T) *machine {
+	requireHost(t)
+	t.Parallel()
+	m := boot(t, build(t))
+	m.must("useradd", "-m", user)
+	m.must("sh", "-c", `echo 'mallory ALL=(root) NOPASSWD:SETENV: /usr/local/bin/hermes-supervisor install --system' >/etc/sudoers.d/mallory && chmod 440 /etc/sudoers.d/mallory`)
+	m.must("sh", "-c", `mkdir -p /home/mallory/.local/bin /home/mallory/.hermes &&
+printf '#!/bin/sh\nexec /usr/local/bin/hermes-supervisor demo-gateway "$@"\n' >/home/mallory/.local/bin/hermes &&
+chmod 755 /home/mallory/.local/bin/hermes && chown -R mallory: /home/mallory`)
+	return m
 }
