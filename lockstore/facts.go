@@ -73,10 +73,14 @@ func newHomes(ctx context.Context) *homes {
 // homeOf is name's home in the account database, or the current user's
 // for "".
 func homeOf(ctx context.Context, name string) (string, error) {
-	u, err := passwd.Current(ctx)
-	if name != "" {
-		u, err = passwd.Lookup(ctx, name)
+	if name == "" {
+		u, err := passwd.Current(ctx)
+		if err != nil {
+			return "", err
+		}
+		return u.HomeDir, nil
 	}
+	u, err := passwd.Lookup(ctx, name)
 	if err != nil {
 		return "", err
 	}

@@ -16,8 +16,8 @@ import (
 // with SETENV lets its user set PATH, LD_PRELOAD and any other variable on
 // sudo's command line, secure_path notwithstanding. A tool named without a
 // directory is then looked for only in the PATH entries that root alone
-// can change (each directory up to / root's and closed to others: see
-// rootOnly), and it runs with those entries as its PATH and nothing else
+// can change (judged by the walk every home passes: see rootOnly), and it
+// runs with those entries as its PATH and nothing else
 // of the environment but what reaches the user's own manager. Otherwise
 // it runs as the caller's shell would run it.
 func Command(ctx context.Context, argv []string) *exec.Cmd {
@@ -39,10 +39,12 @@ func command(ctx context.Context, argv []string, asRoot bool, getenv func(string
 			dirs = append(dirs, d)
 		}
 	}
-	path, err := argv[0], error(nil)
-	if !strings.ContainsRune(path, os.PathSeparator) {
-		path, err = lookIn(dirs, argv[0])
-	} else if !rootOnly(path) {
+	path := argv[0]
+	var err error
+	switch {
+	case !strings.ContainsRune(path, os.PathSeparator):
+		path, err = lookIn(dirs, path)
+	case !rootOnly(path):
 		err = fmt.Errorf("%s: as root, only a program that root alone can change is run", path)
 	}
 	cmd := exec.CommandContext(ctx, path, argv[1:]...)

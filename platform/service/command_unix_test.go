@@ -101,17 +101,7 @@ func TestRootOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	mk := func(rel string, mode os.FileMode, uid int) string {
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(p, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(p, mode); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chown(p, uid, uid); err != nil {
-			t.Fatal(err)
-		}
-		return p
+		return mkOwned(t, dir, rel, mode, uid, uid)
 	}
 	sticky := mk("sticky", 0o777|os.ModeSticky, 0)
 	for _, c := range []struct {
@@ -120,12 +110,12 @@ func TestRootOnly(t *testing.T) {
 	}{
 		{"/usr/bin", true},
 		{mk("plain", 0o755, 0), true},
-		{mk("sticky/roots", 0o755, 0), true},         // /tmp's rule
-		{mk("theirs", 0o755, 65534), false},          // another user's
-		{mk("theirs-parent/inside", 0o755, 0), true}, // made root's below...
-		{mk("group-writable", 0o775, 0), false},      // others in the group could swap it
-		{mk("open/inside", 0o755, 0), true},          // ...until the parent is opened below
-		{sticky, false},                              // open to all itself
+		{mk("sticky/roots", 0o755, 0), true},                        // /tmp's rule
+		{mk("theirs", 0o755, 65534), false},                         // another user's
+		{mk("theirs-parent/inside", 0o755, 0), true},                // made root's below...
+		{mkOwned(t, dir, "group-writable", 0o775, 0, 65534), false}, // another group could swap it
+		{mk("open/inside", 0o755, 0), true},                         // ...until the parent is opened below
+		{sticky, false},                                             // open to all itself
 		{filepath.Join(dir, "missing"), false},
 	} {
 		if got := rootOnly(c.path); got != c.want {
@@ -142,6 +132,33 @@ func TestRootOnly(t *testing.T) {
 	if rootOnly(filepath.Join(dir, "open", "inside")) {
 		t.Error("a directory under one open to all (not sticky) counted as root's alone")
 	}
+	// A program: root's and closed to others, or not at all.
+	prog := func(name string, mode os.FileMode, uid int) string {
+		p := filepath.Join(dir, "plain", name)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(p, uid, uid); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range []struct {
+		path string
+		want bool
+	}{
+		{prog("roots", 0o755, 0), true},
+		{prog("theirs", 0o755, 65534), false},
+		{prog("writable", 0o777, 0), false},
+		{"/usr/bin/env", true},
+	} {
+		if got := rootOnly(c.path); got != c.want {
+			t.Errorf("rootOnly(%s) = %v, want %v", c.path, got, c.want)
+		}
+	}
 	// A link is judged where it leads.
 	link := filepath.Join(dir, "link")
 	if err := os.Symlink(filepath.Join(dir, "theirs"), link); err != nil {
@@ -150,4 +167,20 @@ func TestRootOnly(t *testing.T) {
 	if rootOnly(link) {
 		t.Error("a root-owned link to another user's directory counted as root's alone")
 	}
+}
+
+// mkOwned makes dir/rel a directory of uid and gid with mode.
+func mkOwned(t *testing.T, dir, rel string, mode os.FileMode, uid, gid int) string {
+	t.Helper()
+	p := filepath.Join(dir, rel)
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(p, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
