@@ -14,6 +14,8 @@ import (
 type Reaper struct {
 	mu    sync.Mutex
 	roots map[int]int // pids of the Trees' roots we started and have not reaped
+	//lint:ignore U1000 used on Linux only
+	kids kidsFile // our main thread's children list, kept open
 }
 
 // BecomeSubreaper makes this process a child subreaper and returns the

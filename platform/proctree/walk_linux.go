@@ -19,7 +19,7 @@ func (t *Tree) linked() ([]procEntry, bool) {
 		return nil, false
 	}
 	self, root := os.Getpid(), t.cmd.Process.Pid
-	ours, ok := orphansOfOurs()
+	ours, ok := t.reaper.orphansOfOurs()
 	if !ok {
 		return nil, false
 	}

@@ -1,0 +1,64 @@
+package proctree
+
+import (
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestOrphansListedAfresh reads the Reaper's one children descriptor as
+// orphans come and go: each read must list the children as they are then,
+// every one of them, not go on from where the read before stopped.
+func TestOrphansListedAfresh(t *testing.T) {
+	r, err := BecomeSubreaper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.orphansOfOurs(); !ok {
+		t.Fatalf("no children file: %v", r.kids.err)
+	}
+	a := orphan(t)
+	if got, _ := r.orphansOfOurs(); !slices.Contains(got, a) {
+		t.Fatalf("the orphan %d is not listed: %v", a, got)
+	}
+	b := orphan(t)
+	if got, _ := r.orphansOfOurs(); !slices.Contains(got, a) || !slices.Contains(got, b) {
+		t.Fatalf("orphans %d and %d, listed %v", a, b, got)
+	}
+	reap(t, a)
+	if got, _ := r.orphansOfOurs(); slices.Contains(got, a) || !slices.Contains(got, b) {
+		t.Fatalf("%d reaped and %d alive, listed %v", a, b, got)
+	}
+	reap(t, b)
+}
+
+// orphan starts a sleep whose parent exits at once, so that it is
+// re-parented to us, the subreaper, and returns its pid.
+func orphan(t *testing.T) int {
+	t.Helper()
+	out, err := exec.Command("sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $!").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("sh said %q: %v", out, err)
+	}
+	t.Cleanup(func() { _ = unix.Kill(pid, unix.SIGKILL) })
+	return pid
+}
+
+func reap(t *testing.T, pid int) {
+	t.Helper()
+	if err := unix.Kill(pid, unix.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var ws unix.WaitStatus
+	if _, err := unix.Wait4(pid, &ws, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+}
