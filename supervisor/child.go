@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -223,14 +222,14 @@ drained:
 	drainedAt := time.Now()
 	now := c.clock.Now()
 	e := Exit{At: now, Uptime: now.Sub(c.begun), Code: -1}
-	var ee *exec.ExitError
+	var ee *proctree.ExitError
 	switch {
 	case err == nil:
 		e.Code = 0
 	case errors.As(err, &ee):
-		e.Code = ee.ExitCode()
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			e.Signal = signals.Name(ws.Signal())
+		e.Code = ee.Code
+		if ee.Signal != 0 {
+			e.Signal = signals.Name(ee.Signal)
 		} else if c.killed.Load() {
 			e.Signal = killedByStopTimeout
 		}

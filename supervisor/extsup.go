@@ -76,12 +76,12 @@ func WithExternalSupervisor(ctx context.Context, argv, env []string, dir string,
 	// A helper that keeps the pipes open must not hold the probe.
 	cmd.WaitDelay = 2 * time.Second
 	err := runProbe(ctx, cmd, r)
-	var ee *exec.ExitError
+	var ee *proctree.ExitError
 	switch {
 	case ctx.Err() != nil:
 		return argv, ExtSup{Why: fmt.Sprintf("not passed: `%s --help` did not answer within %s", strings.Join(probe[1:len(probe)-1], " "), ExtSupProbeTimeout)}
 	case errors.As(err, &ee):
-		return argv, ExtSup{Why: fmt.Sprintf("not passed: `%s --help` exited %d", strings.Join(probe[1:len(probe)-1], " "), ee.ExitCode())}
+		return argv, ExtSup{Why: fmt.Sprintf("not passed: `%s --help` exited %d", strings.Join(probe[1:len(probe)-1], " "), ee.Code)}
 	case err != nil:
 		return argv, ExtSup{Why: fmt.Sprintf("not passed: cannot ask hermes: %v", err)}
 	case !bytes.Contains(out.Bytes(), []byte(ExternalSupervisorFlag)):

@@ -262,8 +262,8 @@ func TestCgroupKillTakesTheWholeTree(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	left, err := tree.Wait(ctx)
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Signal != syscall.SIGKILL {
 		t.Fatalf("root: %v, want killed by SIGKILL", err)
 	}
 	waitGone(t, helper)

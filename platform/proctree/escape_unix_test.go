@@ -159,8 +159,8 @@ func TestKillTakesEscapedProcesses(t *testing.T) {
 			go func() { _, err := tree.Wait(context.Background()); done <- err }()
 			select {
 			case err := <-done:
-				var ee *exec.ExitError
-				if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+				var ee *ExitError
+				if !errors.As(err, &ee) || ee.Signal != syscall.SIGKILL {
 					t.Errorf("root: %v, want killed", err)
 				}
 			case <-time.After(30 * time.Second):

@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -15,12 +17,16 @@ import (
 type Tree struct {
 	cmd    *exec.Cmd
 	mu     sync.Mutex
+	waited bool // Wait has begun
 	reaped bool
 	//lint:ignore U1000 empty on POSIX; the job object on Windows
 	sys    treeSys
-	cg     *treeCgroup // the tree's own cgroup; nil when it has none
-	cgErr  error       // why it has none, or was moved in late, when one was asked for
-	reaper *Reaper     // nil unless we are a child subreaper
+	cg     *treeCgroup   // the tree's own cgroup; nil when it has none
+	cgErr  error         // why it has none, or was moved in late, when one was asked for
+	reaper *Reaper       // nil unless we are a child subreaper
+	gone   chan struct{} // closed once the root is reaped
+	// beforeReap, when set (by tests), runs as the reap begins.
+	beforeReap func()
 }
 
 // Start starts cmd as the root of a new process tree: its own process
@@ -33,7 +39,7 @@ type Tree struct {
 // (we are a child subreaper), the orphans of the tree are ours: Kill and
 // Wait find and kill them too.
 func Start(cmd *exec.Cmd, in *Cgroups, r *Reaper) (*Tree, error) {
-	t := &Tree{cmd: cmd, reaper: r}
+	t := &Tree{cmd: cmd, reaper: r, gone: make(chan struct{})}
 	if r != nil {
 		// Until the root is recorded, the Reaper must not take it for an
 		// orphan: it could reap it under exec's feet.
@@ -81,11 +87,29 @@ func (t *Tree) Kill() error {
 // removes it and until every process the kills found is gone (for up to
 // cgroupEmptyWait after the root exited, or until ctx ends), reaps the
 // root and releases OS handles. It returns what was left in the cgroup
-// and what survived the kill, and what cmd.Wait returns. The root stays unreaped
-// until then, so that its pid and group cannot name anyone else while
-// they are killed.
+// and what survived the kill, and how the root ended: nil for exit
+// status 0, an *ExitError, or why it could not be waited for. The root
+// stays unreaped until then, so that its pid and group cannot name anyone
+// else while they are killed.
+//
+// Where the kernel tells how the root ended without reaping it (Linux)
+// and exec has nothing of the root's to copy (its standard files are nil
+// or *os.File), Wait returns once the tree is dead and the root is reaped
+// just after, on a goroutine of its own: the reap frees the whole process
+// in the kernel, 40 to 50 µs here, which a restart then no longer waits
+// for. The zombie holds the root's pid and group until then, as before.
 func (t *Tree) Wait(ctx context.Context) (Leftovers, error) {
-	t.waitExited()
+	t.mu.Lock()
+	again := t.waited
+	t.waited = true
+	t.mu.Unlock()
+	if again {
+		// A second Wait must not walk and kill again: once the root is
+		// reaped, its pid and group may be anyone's.
+		<-t.gone
+		return Leftovers{}, ErrWaited
+	}
+	known, status := t.waitExited()
 	exited := time.Now()
 	bound := &lazyDeadline{parent: ctx, at: exited.Add(cgroupEmptyWait)}
 	defer bound.stop()
@@ -115,6 +139,23 @@ func (t *Tree) Wait(ctx context.Context) (Leftovers, error) {
 	}
 	t.reaped = true
 	t.mu.Unlock()
+	if t.cg != nil {
+		t.cg.close()
+	}
+	if known && copiesNothing(t.cmd) {
+		go t.reap()
+		return left, status
+	}
+	return left, exitError(t.reap())
+}
+
+// reap reaps the root, strikes it off the Reaper's roots and releases the
+// tree's handles; it returns what cmd.Wait returns.
+func (t *Tree) reap() error {
+	defer close(t.gone)
+	if t.beforeReap != nil {
+		t.beforeReap()
+	}
 	if t.reaper != nil {
 		// The Reaper must not see the root's pid free, and a new child of
 		// ours with it, before the root is struck off.
@@ -125,11 +166,54 @@ func (t *Tree) Wait(ctx context.Context) (Leftovers, error) {
 		t.reaper.reaped(t.cmd.Process.Pid)
 		t.reaper.mu.Unlock()
 	}
+	t.mu.Lock()
 	t.release()
-	if t.cg != nil {
-		t.cg.close()
+	t.mu.Unlock()
+	return err
+}
+
+// copiesNothing reports whether cmd.Wait has nothing to wait for but the
+// process: with standard files nil or *os.File the child writes and reads
+// them itself, and exec runs no goroutine whose copying Wait would end.
+func copiesNothing(cmd *exec.Cmd) bool {
+	for _, f := range []any{cmd.Stdin, cmd.Stdout, cmd.Stderr} {
+		switch f.(type) {
+		case nil, *os.File:
+		default:
+			return false
+		}
 	}
-	return left, err
+	return true
+}
+
+// ErrWaited reports a second Wait on a Tree.
+var ErrWaited = errors.New("proctree: Wait was already called")
+
+// ExitError is a root that exited with a non-zero status or was ended by
+// a signal.
+type ExitError struct {
+	Code   int            // the exit status; -1 when a signal ended it
+	Signal syscall.Signal // the signal that ended it; 0 when it exited
+}
+
+func (e *ExitError) Error() string {
+	if e.Signal != 0 {
+		return "signal: " + e.Signal.String()
+	}
+	return "exit status " + strconv.Itoa(e.Code)
+}
+
+// exitError is err from cmd.Wait with an *exec.ExitError made an
+// *ExitError, and any other error as it is.
+func exitError(err error) error {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return err
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return &ExitError{Code: -1, Signal: ws.Signal()}
+	}
+	return &ExitError{Code: ee.ExitCode()}
 }
 
 // Unkilled is a process of a tree still alive after the tree was killed.

@@ -133,8 +133,8 @@ func TestTreeKillTakesGrandchildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := tree.Wait(context.Background())
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Signal != syscall.SIGKILL {
 		t.Fatalf("root: %v", err)
 	}
 	waitGone(t, gc)
@@ -157,8 +157,8 @@ func TestTerminateSignalsOnlyTheRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := tree.Wait(context.Background())
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 7 {
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Code != 7 {
 		t.Fatalf("root did not handle SIGTERM itself: %v", err)
 	}
 	waitGone(t, gc)

@@ -87,13 +87,16 @@ func (t *Tree) killTree() error {
 	return nil
 }
 
-func (t *Tree) waitExited() {
+// waitExited waits on a handle of the root; how it ended is left to the
+// reap (known is false).
+func (t *Tree) waitExited() (known bool, status error) {
 	h, err := windows.OpenProcess(windows.SYNCHRONIZE, false, uint32(t.cmd.Process.Pid))
 	if err != nil {
-		return
+		return false, nil
 	}
 	defer windows.CloseHandle(h)
 	_, _ = windows.WaitForSingleObject(h, windows.INFINITE)
+	return false, nil
 }
 
 // holds asks the job object, holding a handle to pid: while it is open

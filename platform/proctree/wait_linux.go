@@ -1,8 +1,11 @@
 package proctree
 
 import (
+	"encoding/binary"
 	"errors"
 	"os"
+	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -11,14 +14,56 @@ import (
 // its pid and process group stay reserved while the rest of the tree is
 // killed. waitid reports the exit of a whole thread group only, once its
 // last thread is gone and its children were re-parented: the walks after
-// it skip the root (see treeSys.rootExited).
-func (t *Tree) waitExited() {
-	if !t.pollExited() && !t.blockExited() {
-		return
+// it skip the root (see treeSys.rootExited). known says whether status,
+// how the root ended, was read from what waitid said (see Wait).
+func (t *Tree) waitExited() (known bool, status error) {
+	info, ok := t.pollExited()
+	if !ok {
+		info, ok = t.blockExited()
+	}
+	if !ok {
+		return false, nil
 	}
 	t.mu.Lock()
 	t.sys.rootExited = true
 	t.mu.Unlock()
+	return childStatus(&info, t.cmd.Process.Pid)
+}
+
+// sigchldAt is where the kernel's siginfo union (here its _sigchld: pid,
+// uid, status) begins: after si_signo, si_errno and si_code, aligned as
+// its members that hold pointers are, at 16 bytes on 64-bit Linux and 12
+// on 32-bit. x/sys leaves the union as padding.
+const sigchldAt = (12 + unsafe.Sizeof(uintptr(0)) - 1) / unsafe.Sizeof(uintptr(0)) * unsafe.Sizeof(uintptr(0))
+
+// si_code of a SIGCHLD (asm-generic/siginfo.h), which x/sys does not name.
+const (
+	cldExited = 1
+	cldKilled = 2
+	cldDumped = 3
+)
+
+// childStatus reads how child pid ended from info, as waitid filled it:
+// si_code says whether it exited (si_status is then its exit status) or
+// a signal ended it (si_status is the signal). known is false for an
+// info that is not pid's exit.
+func childStatus(info *unix.Siginfo, pid int) (known bool, status error) {
+	b := unsafe.Slice((*byte)(unsafe.Pointer(info)), unsafe.Sizeof(*info))
+	who := int32(binary.NativeEndian.Uint32(b[sigchldAt:]))
+	st := int32(binary.NativeEndian.Uint32(b[sigchldAt+8:]))
+	if info.Signo != int32(unix.SIGCHLD) || int(who) != pid {
+		return false, nil
+	}
+	switch info.Code {
+	case cldExited:
+		if st == 0 {
+			return true, nil
+		}
+		return true, &ExitError{Code: int(st)}
+	case cldKilled, cldDumped:
+		return true, &ExitError{Code: -1, Signal: syscall.Signal(st)}
+	}
+	return false, nil
 }
 
 // pollExited waits on a pidfd of the root in Go's poller, which the root's
@@ -29,26 +74,27 @@ func (t *Tree) waitExited() {
 // unreaped child, so its pid cannot name another process while the pidfd
 // is opened. It reports false, having waited for nothing, where pidfds
 // or the poller are missing (Linux before 5.3).
-func (t *Tree) pollExited() bool {
+func (t *Tree) pollExited() (unix.Siginfo, bool) {
+	var info unix.Siginfo
 	fd, err := openPidfd(t.cmd.Process.Pid)
 	if err != nil {
-		return false
+		return info, false
 	}
 	f := os.NewFile(uintptr(fd), "pidfd")
 	defer f.Close()
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return false
+		return info, false
 	}
 	exited := false
 	err = rc.Read(func(fd uintptr) bool {
 		var werr error
-		exited, werr = pidfdExited(int(fd))
+		info, exited, werr = pidfdExited(int(fd))
 		return exited || werr != nil // on an error blockExited sees the same
 	})
 	// An fd the poller would not take makes Read fail at once: then the
 	// exit is waited for on a thread.
-	return err == nil && exited
+	return info, err == nil && exited
 }
 
 // openPidfd opens a non-blocking pidfd of pid.
@@ -68,32 +114,32 @@ func openPidfd(pid int) (int, error) {
 	return fd, nil
 }
 
-// pidfdExited reports whether the process behind pidfd has exited, without
-// reaping it.
-func pidfdExited(pidfd int) (bool, error) {
+// pidfdExited reports whether the process behind pidfd has exited, and
+// what waitid said of it, without reaping it.
+func pidfdExited(pidfd int) (unix.Siginfo, bool, error) {
 	for {
 		var info unix.Siginfo
 		switch err := unix.Waitid(unix.P_PIDFD, pidfd, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil); {
 		case errors.Is(err, unix.EINTR):
 			continue
 		case errors.Is(err, unix.EAGAIN):
-			return false, nil
+			return info, false, nil
 		case err != nil:
-			return false, err
+			return info, false, err
 		default:
-			return info.Signo != 0, nil // 0: still running, the kernel wrote no child
+			return info, info.Signo != 0, nil // 0: still running, the kernel wrote no child
 		}
 	}
 }
 
 // blockExited is waitExited on a thread of its own, where there is no
-// pidfd to poll; it reports whether the root exited.
-func (t *Tree) blockExited() bool {
+// pidfd to poll; it reports whether the root exited, and what waitid said.
+func (t *Tree) blockExited() (unix.Siginfo, bool) {
 	var info unix.Siginfo
 	for {
 		err := unix.Waitid(unix.P_PID, t.cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
 		if !errors.Is(err, unix.EINTR) {
-			return err == nil
+			return info, err == nil
 		}
 	}
 }

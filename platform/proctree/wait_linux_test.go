@@ -1,11 +1,15 @@
 package proctree
 
 import (
+	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -31,7 +35,7 @@ func TestPidfdExitedNeverReaps(t *testing.T) {
 		t.Fatalf("open a pidfd: %v", err)
 	}
 	defer unix.Close(fd)
-	if exited, err := pidfdExited(fd); exited || err != nil {
+	if _, exited, err := pidfdExited(fd); exited || err != nil {
 		t.Fatalf("a running child: exited %v, err %v", exited, err)
 	}
 	if err := unix.Kill(c.Process.Pid, unix.SIGKILL); err != nil {
@@ -42,7 +46,7 @@ func TestPidfdExitedNeverReaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 { // and asking again still finds it
-		if exited, err := pidfdExited(fd); !exited || err != nil {
+		if _, exited, err := pidfdExited(fd); !exited || err != nil {
 			t.Fatalf("a killed child: exited %v, err %v", exited, err)
 		}
 	}
@@ -67,7 +71,7 @@ func TestWaitExitedPollsThePidfd(t *testing.T) {
 	}
 	done := make(chan polled, 1)
 	go func() {
-		ok := tree.pollExited()
+		_, ok := tree.pollExited()
 		done <- polled{ok, procState(cmd.Process.Pid)}
 	}()
 	if err := unix.Kill(cmd.Process.Pid, unix.SIGKILL); err != nil {
@@ -75,5 +79,130 @@ func TestWaitExitedPollsThePidfd(t *testing.T) {
 	}
 	if p := <-done; !p.ok || p.state != "Z" {
 		t.Fatalf("pollExited: %v with the root in state %q; want true, with the root a zombie", p.ok, p.state)
+	}
+}
+
+// TestChildStatusIsWaits reads how a child ended from waitid's siginfo,
+// without reaping it, and then reaps it: the two must say the same, for
+// each way a process can end.
+func TestChildStatusIsWaits(t *testing.T) {
+	for _, script := range []string{
+		"exit 0", "exit 3", "exit 75", "exit 78", "exit 255",
+		"kill -KILL $$", "kill -TERM $$", "kill -SEGV $$", "kill -ABRT $$", "kill -HUP $$",
+	} {
+		t.Run(script, func(t *testing.T) {
+			cmd := exec.Command("sh", "-c", "ulimit -c 0; "+script)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			var info unix.Siginfo
+			if err := unix.Waitid(unix.P_PID, cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
+				t.Fatal(err)
+			}
+			known, got := childStatus(&info, cmd.Process.Pid)
+			if !known {
+				t.Fatalf("siginfo not read as the exit of %d", cmd.Process.Pid)
+			}
+			if again, _ := childStatus(&info, cmd.Process.Pid+1); again {
+				t.Fatal("another pid's exit was taken for this one's")
+			}
+			want := exitError(cmd.Wait())
+			if !sameEnd(got, want) {
+				t.Fatalf("siginfo says %v, the reap says %v", got, want)
+			}
+		})
+	}
+}
+
+func sameEnd(a, b error) bool {
+	var ea, eb *ExitError
+	if !errors.As(a, &ea) || !errors.As(b, &eb) {
+		return a == nil && b == nil
+	}
+	return *ea == *eb
+}
+
+// TestWaitReapsAfter: a root that writes its own files (an *os.File, as
+// the supervisor's gateways do) gives Wait how it ended before it is
+// reaped. The test holds the reap back: Wait must return all the same,
+// with the root a zombie, its pid reserved; the reap follows once let go,
+// without anyone waiting for it, and strikes the root off the Reaper's.
+func TestWaitReapsAfter(t *testing.T) {
+	r, err := BecomeSubreaper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	cmd := exec.Command("sh", "-c", "exit 75")
+	cmd.Stdout, cmd.Stderr = devnull, devnull
+	tree, err := Start(cmd, nil, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold := make(chan struct{})
+	tree.beforeReap = func() { <-hold }
+	var once sync.Once
+	letGo := func() { once.Do(func() { close(hold) }) }
+	defer letGo()
+	done := make(chan error, 1)
+	go func() { _, err := tree.Wait(context.Background()); done <- err }()
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Wait still waits 30 s after the root exited: it waits for the reap")
+	}
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Code != 75 || ee.Signal != 0 {
+		t.Fatalf("Wait: %v, want exit status 75", err)
+	}
+	if st := procState(cmd.Process.Pid); st != "Z" {
+		t.Fatalf("the root is %q when Wait returns, want Z: unreaped, its pid reserved", st)
+	}
+	if !r.isRoot(cmd.Process.Pid) {
+		t.Fatal("the unreaped root is no longer a root to the Reaper, which could reap it")
+	}
+	letGo()
+	select {
+	case <-tree.gone:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the root was not reaped 30 s after Wait returned")
+	}
+	if err := unix.Kill(cmd.Process.Pid, 0); !errors.Is(err, unix.ESRCH) {
+		t.Fatalf("pid %d after the reap: %v, want ESRCH", cmd.Process.Pid, err)
+	}
+	if r.isRoot(cmd.Process.Pid) {
+		t.Fatal("the reaped root is still one of the Reaper's roots")
+	}
+	if _, err := tree.Wait(context.Background()); !errors.Is(err, ErrWaited) {
+		t.Fatalf("a second Wait: %v, want ErrWaited", err)
+	}
+}
+
+// TestWaitWaitsForCopies: with output exec copies through a goroutine of
+// its own, Wait returns only once the copy is done, as exec's Wait does.
+func TestWaitWaitsForCopies(t *testing.T) {
+	var out strings.Builder
+	cmd := exec.Command("sh", "-c", "printf 'all of it'; exit 3")
+	cmd.Stdout = &out
+	tree, err := Start(cmd, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = tree.Wait(context.Background())
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Code != 3 {
+		t.Fatalf("Wait: %v, want exit status 3", err)
+	}
+	if out.String() != "all of it" {
+		t.Fatalf("output when Wait returned: %q", out.String())
+	}
+	select {
+	case <-tree.gone:
+	default:
+		t.Fatal("Wait returned before the reap, with exec still copying")
 	}
 }

@@ -9,11 +9,12 @@ import (
 // waitExited blocks until the root has exited without reaping it, using a
 // kqueue NOTE_EXIT event, so its process group stays reserved while the
 // rest of the tree is killed. If kqueue fails, the group is killed after
-// the reap instead, which leaves a small pid-reuse window.
-func (t *Tree) waitExited() {
+// the reap instead, which leaves a small pid-reuse window. How the root
+// ended is left to the reap (known is false).
+func (t *Tree) waitExited() (known bool, status error) {
 	kq, err := unix.Kqueue()
 	if err != nil {
-		return
+		return false, nil
 	}
 	defer unix.Close(kq)
 	ev := unix.Kevent_t{}
@@ -26,7 +27,7 @@ func (t *Tree) waitExited() {
 			continue
 		}
 		if err != nil || n > 0 {
-			return
+			return false, nil
 		}
 	}
 }
