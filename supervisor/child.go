@@ -140,7 +140,7 @@ func newOutputPipes() (*outputPipes, error) {
 	p := &outputPipes{}
 	for i := range p.r {
 		var err error
-		if p.r[i], p.w[i], err = os.Pipe(); err != nil {
+		if p.r[i], p.w[i], err = outputPipe(); err != nil {
 			p.close()
 			return nil, fmt.Errorf("create the gateway's output pipe: %w", err)
 		}
