@@ -31,12 +31,19 @@ const minFreeSpace = 1 << 20
 func (s *Supervisor) probeDirs() error {
 	// Hermes makes its lock dir when missing; so do we. Not the home: a
 	// missing home is a mistake or a deletion, and making an empty one
-	// would hide it.
-	if _, err := os.Stat(s.cfg.Layout.Home); err == nil {
+	// would hide it. Each is looked at once: this runs before every
+	// restart.
+	_, homeErr := os.Stat(s.cfg.Layout.Home)
+	_, lockErr := os.Stat(s.cfg.Layout.LockDir)
+	if homeErr == nil && errors.Is(lockErr, os.ErrNotExist) {
 		_ = os.MkdirAll(s.cfg.Layout.LockDir, 0o700)
+		_, lockErr = os.Stat(s.cfg.Layout.LockDir)
 	}
-	for _, d := range []struct{ path, what string }{{s.cfg.Layout.Home, "home"}, {s.cfg.Layout.LockDir, "lock dir"}} {
-		if _, err := os.Stat(d.path); errors.Is(err, os.ErrNotExist) {
+	for _, d := range []struct {
+		path, what string
+		err        error
+	}{{s.cfg.Layout.Home, "home", homeErr}, {s.cfg.Layout.LockDir, "lock dir", lockErr}} {
+		if errors.Is(d.err, os.ErrNotExist) {
 			if d.what == "home" && s.homeSeen {
 				return fmt.Errorf("%s: %w", d.path, ErrHomeDeleted)
 			}
