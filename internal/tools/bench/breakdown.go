@@ -19,7 +19,7 @@ import (
 // the end of the one before, the first from the moment the dead
 // gateway's exit was seen.
 var restartSteps = []struct{ key, what string }{
-	{"tree_reaped", "kill what is left of the tree (our orphans' children list and the links from them), reap the root"},
+	{"tree_reaped", "kill what is left of the tree (our orphans' children list and the links from them); the root, a zombie until then, is reaped after this, off the restart's path"},
 	{"output_drained", "read the dead gateway's output to its end"},
 	{"event", "the exit reaches the state machine's goroutine"},
 	{"close_watch", "stop watching the dead gateway: its sd_notify socket, alarm and timers"},
