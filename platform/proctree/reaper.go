@@ -3,7 +3,14 @@ package proctree
 import (
 	"context"
 	"sync"
+	"time"
 )
+
+// reapSettle is how long a reap that nothing waits for is put off: orphan
+// reaping after a SIGCHLD, and a Tree's root after Wait returned. Longer
+// than a restart takes, so that the restart never waits behind it; short
+// enough that a zombie never lingers.
+const reapSettle = 20 * time.Millisecond
 
 // Reaper is the supervisor as child subreaper (Linux ≥ 3.4, with pidfds
 // from 5.3): every process orphaned inside a Tree started with it, in

@@ -257,10 +257,6 @@ func (r *Reaper) run(ctx context.Context, reaped func(Reaped)) {
 	}
 }
 
-// reapSettle is how long orphan reaping waits after a SIGCHLD: longer than
-// a restart takes, short enough that a zombie never lingers.
-const reapSettle = 20 * time.Millisecond
-
 // isRoot reports whether pid is the root of a Tree started with r.
 func (r *Reaper) isRoot(pid int) bool {
 	r.mu.Lock()

@@ -95,9 +95,10 @@ func (t *Tree) Kill() error {
 // Where the kernel tells how the root ended without reaping it (Linux)
 // and exec has nothing of the root's to copy (its standard files are nil
 // or *os.File), Wait returns once the tree is dead and the root is reaped
-// just after, on a goroutine of its own: the reap frees the whole process
-// in the kernel, 40 to 50 µs here, which a restart then no longer waits
-// for. The zombie holds the root's pid and group until then, as before.
+// reapSettle later, on a goroutine of its own: the reap frees the whole
+// process in the kernel, 40 to 50 µs here, which a restart then no longer
+// waits for. The zombie holds the root's pid and group until then, as
+// before.
 func (t *Tree) Wait(ctx context.Context) (Leftovers, error) {
 	t.mu.Lock()
 	again := t.waited
@@ -143,7 +144,9 @@ func (t *Tree) Wait(ctx context.Context) (Leftovers, error) {
 		t.cg.close()
 	}
 	if known && copiesNothing(t.cmd) {
-		go t.reap()
+		// Not at once: a goroutine made now runs on this thread as soon
+		// as the caller blocks, before the caller's restart.
+		time.AfterFunc(reapSettle, func() { _ = t.reap() })
 		return left, status
 	}
 	return left, exitError(t.reap())
