@@ -423,30 +423,36 @@ func TestSweepBeforeStartLeavesDeadState(t *testing.T) {
 		{"pid reused", procstate.Identity{PID: other.PID, StartTime: &reusedStart, Argv: []string{"hermes", "gateway", "run"}}, true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s, l := newStore(t)
-			err := UpdateState(l, time.Now(), func(m map[string]any) {
-				b, _ := json.Marshal(NewRecord(tt.owner, l.Home))
-				_ = json.Unmarshal(b, &m)
-				m["gateway_state"] = "running"
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			before, _ := os.ReadFile(l.StateFile())
-			sum, err := s.SweepBeforeStart(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			after, _ := os.ReadFile(l.StateFile())
-			stopped := !bytes.Equal(before, after) && bytes.Contains(after, []byte(`"gateway_state":"stopped"`))
-			if stopped != tt.wantStopped || (!stopped && !bytes.Equal(before, after)) {
-				t.Fatalf("marked stopped %v, want %v; actions %v\nbefore %s\nafter  %s", stopped, tt.wantStopped, sum.Actions, before, after)
-			}
-			if want := map[bool]Action{true: ActionMarkStopped, false: ActionOK}[tt.wantStopped]; sum.Actions[want] != 1 {
-				t.Fatalf("actions %v, want one %s", sum.Actions, want)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { checkStateBeforeStart(t, tt.owner, tt.wantStopped) })
+	}
+}
+
+// checkStateBeforeStart writes a running state file of owner, sweeps
+// before a start, and checks the file was marked stopped, or else left
+// untouched, as wantStopped says.
+func checkStateBeforeStart(t *testing.T, owner procstate.Identity, wantStopped bool) {
+	t.Helper()
+	s, l := newStore(t)
+	err := UpdateState(l, time.Now(), func(m map[string]any) {
+		b, _ := json.Marshal(NewRecord(owner, l.Home))
+		_ = json.Unmarshal(b, &m)
+		m["gateway_state"] = "running"
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(l.StateFile())
+	sum, err := s.SweepBeforeStart(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.ReadFile(l.StateFile())
+	stopped := !bytes.Equal(before, after) && bytes.Contains(after, []byte(`"gateway_state":"stopped"`))
+	if stopped != wantStopped || (!stopped && !bytes.Equal(before, after)) {
+		t.Fatalf("marked stopped %v, want %v; actions %v\nbefore %s\nafter  %s", stopped, wantStopped, sum.Actions, before, after)
+	}
+	if want := map[bool]Action{true: ActionMarkStopped, false: ActionOK}[wantStopped]; sum.Actions[want] != 1 {
+		t.Fatalf("actions %v, want one %s", sum.Actions, want)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
+	"golang.org/x/sys/unix"
 )
 
 // TestSweepDirSwappedForSymlink replays the attack of issue 13 item 4: the
@@ -110,4 +111,21 @@ func writeScoped(t *testing.T, l Layout, scope, identity string, id procstate.Id
 	p := l.ScopedLock(scope, identity)
 	writeRecord(t, p, id, l.Home)
 	return p
+}
+
+// TestSweepBeforeStartLeavesZombieState: the gateway that just exited is a
+// zombie until the supervisor reaps it, after the next start. A zombie is
+// dead, as Hermes counts it: its running state file is left to the
+// gateway starting now, as a dead pid's is, not rewritten on the way.
+func TestSweepBeforeStartLeavesZombieState(t *testing.T) {
+	zombie := startProc(t, "block", true)
+	if err := unix.Kill(zombie.PID, unix.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// The helper's cleanup reaps it: until then it stays a zombie.
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_PID, zombie.PID, &info, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkStateBeforeStart(t, zombie, false)
 }
