@@ -105,12 +105,18 @@ func (k kidsFile) read(buf []byte) ([]byte, error) {
 	if k.fd < 0 {
 		return nil, k.err
 	}
+	return preadAll(k.fd, buf)
+}
+
+// preadAll reads fd from offset 0 to its end into buf, growing it as
+// needed; it leaves the descriptor's own offset alone.
+func preadAll(fd int, buf []byte) ([]byte, error) {
 	n := 0
 	for {
 		if n == len(buf) {
 			buf = append(buf, make([]byte, len(buf))...)
 		}
-		m, err := unix.Pread(k.fd, buf[n:], int64(n))
+		m, err := unix.Pread(fd, buf[n:], int64(n))
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
@@ -197,23 +203,7 @@ func readSmall(path string, buf []byte) ([]byte, error) {
 		return nil, err
 	}
 	defer unix.Close(fd)
-	n := 0
-	for {
-		if n == len(buf) {
-			buf = append(buf, make([]byte, len(buf))...)
-		}
-		m, err := unix.Read(fd, buf[n:])
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if m == 0 {
-			return buf[:n], nil
-		}
-		n += m
-	}
+	return preadAll(fd, buf)
 }
 
 // how says how a reaped child ended.
