@@ -249,9 +249,9 @@ func (s *Store) act(ctx context.Context, dirs sweepDirs, ld *safefs.Dir, bin *sw
 		e.Action = ActionQuarantined
 		e.Reason += "; moved aside to " + filepath.Join(filepath.Dir(e.Path), dst)
 	case ActionMarkStopped:
-		// A zombie is dead, as Hermes counts it, and never writes again:
-		// the gateway that just exited is one until it is reaped, after
-		// the next start.
+		// A zombie never writes again, and Hermes main counts it dead
+		// (older Hermes reads no state file): the gateway that just
+		// exited is one until it is reaped, after the next start.
 		if beforeStart && (e.Verdict == procstate.Dead || e.Verdict == procstate.Zombie) {
 			e.Action = ActionOK
 			e.Reason += "; left for the gateway starting now to rewrite"

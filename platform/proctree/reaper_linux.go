@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hermes-agent/hermes-supervisor/platform/signals"
@@ -18,7 +19,9 @@ func newReaper() (*Reaper, error) {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return nil, fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", err)
 	}
-	return &Reaper{roots: map[int]int{}, kids: openKids()}, nil
+	r := &Reaper{roots: map[int]int{}}
+	r.kids.open()
+	return r, nil
 }
 
 // reap finds our zombie children that are no Tree's root and reaps them.
@@ -83,27 +86,36 @@ func (r *Reaper) orphansOfOurs() ([]int, bool) {
 // /proc file cost 25 to 70 µs here after the process had been idle for a
 // while (a restart's tree walk opened it first thing after the gateway
 // died), where reading it again through the open descriptor took 5 to
-// 9 µs. A seq_file read at offset 0 lists the children anew.
+// 9 µs. A seq_file read at offset 0 lists the children anew. Reads take
+// turns: a list longer than one read is read in parts, and another
+// reader's read from offset 0 between them would start the list anew
+// under the first reader's feet.
 type kidsFile struct {
-	fd  int // -1 when it could not be opened
+	mu  sync.Mutex
+	fd  int // -1 until it is opened
 	err error
 }
 
-func openKids() kidsFile {
+// open opens the file; one that failed (too many open files) is tried
+// again at the next read.
+func (k *kidsFile) open() {
 	pid := strconv.Itoa(os.Getpid())
-	fd, err := unix.Open("/proc/"+pid+"/task/"+pid+"/children", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return kidsFile{fd: -1, err: err}
+	k.fd, k.err = unix.Open("/proc/"+pid+"/task/"+pid+"/children", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if k.err != nil {
+		k.fd = -1
 	}
-	return kidsFile{fd: fd}
 }
 
-// read reads the whole list into buf, growing it as needed. Each call
-// reads from offset 0 with pread, so concurrent readers share the
-// descriptor safely; the seq_file behind it takes its own lock.
-func (k kidsFile) read(buf []byte) ([]byte, error) {
+// read reads the whole list into buf, growing it as needed, from offset
+// 0 with pread.
+func (k *kidsFile) read(buf []byte) ([]byte, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	if k.fd < 0 {
-		return nil, k.err
+		k.open()
+		if k.err != nil {
+			return nil, k.err
+		}
 	}
 	return preadAll(k.fd, buf)
 }

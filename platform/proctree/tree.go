@@ -85,20 +85,21 @@ func (t *Tree) Kill() error {
 // Wait waits for the root to exit, kills whatever remains of its tree (its
 // cgroup, then its process group), waits until its cgroup is empty and
 // removes it and until every process the kills found is gone (for up to
-// cgroupEmptyWait after the root exited, or until ctx ends), reaps the
-// root and releases OS handles. It returns what was left in the cgroup
-// and what survived the kill, and how the root ended: nil for exit
+// cgroupEmptyWait after the root exited, or until ctx ends), and has the
+// root reaped and OS handles released. It returns what was left in the
+// cgroup and what survived the kill, and how the root ended: nil for exit
 // status 0, an *ExitError, or why it could not be waited for. The root
-// stays unreaped until then, so that its pid and group cannot name anyone
-// else while they are killed.
+// stays unreaped until the rest is killed, so that its pid and group
+// cannot name anyone else meanwhile.
 //
-// Where the kernel tells how the root ended without reaping it (Linux)
-// and exec has nothing of the root's to copy (its standard files are nil
-// or *os.File), Wait returns once the tree is dead and the root is reaped
+// Where the kernel told how the root ended without reaping it (a pidfd's
+// waitid, Linux 5.3 and later) and exec's own Wait has nothing to wait
+// for but the process (standard files nil or *os.File, no Cancel, no
+// WaitDelay), Wait returns once the tree is dead, and the root is reaped
 // reapSettle later, on a goroutine of its own: the reap frees the whole
 // process in the kernel, 40 to 50 µs here, which a restart then no longer
-// waits for. The zombie holds the root's pid and group until then, as
-// before.
+// waits for. The zombie holds the root's pid and group until then.
+// Elsewhere Wait reaps the root before it returns.
 func (t *Tree) Wait(ctx context.Context) (Leftovers, error) {
 	t.mu.Lock()
 	again := t.waited
@@ -143,7 +144,7 @@ func (t *Tree) Wait(ctx context.Context) (Leftovers, error) {
 	if t.cg != nil {
 		t.cg.close()
 	}
-	if known && copiesNothing(t.cmd) {
+	if known && waitsForNothingElse(t.cmd) {
 		// Not at once: a goroutine made now runs on this thread as soon
 		// as the caller blocks, before the caller's restart.
 		time.AfterFunc(reapSettle, func() { _ = t.reap() })
@@ -175,10 +176,15 @@ func (t *Tree) reap() error {
 	return err
 }
 
-// copiesNothing reports whether cmd.Wait has nothing to wait for but the
-// process: with standard files nil or *os.File the child writes and reads
-// them itself, and exec runs no goroutine whose copying Wait would end.
-func copiesNothing(cmd *exec.Cmd) bool {
+// waitsForNothingElse reports whether cmd.Wait has nothing to wait for,
+// and nothing to report, but the process: with standard files nil or
+// *os.File the child writes and reads them itself, and exec runs no
+// goroutine whose copying Wait would end; without Cancel and WaitDelay,
+// Wait returns no error of a context's or a deadline's.
+func waitsForNothingElse(cmd *exec.Cmd) bool {
+	if cmd.Cancel != nil || cmd.WaitDelay != 0 {
+		return false
+	}
 	for _, f := range []any{cmd.Stdin, cmd.Stdout, cmd.Stderr} {
 		switch f.(type) {
 		case nil, *os.File:

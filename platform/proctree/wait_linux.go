@@ -16,8 +16,13 @@ import (
 // last thread is gone and its children were re-parented: the walks after
 // it skip the root (see treeSys.rootExited). known says whether status,
 // how the root ended, was read from what waitid said (see Wait).
+//
+// Only a pidfd's waitid (Linux 5.3 and later) is taken at its word: a
+// kernel old enough to lack pidfds may report the exit status of the
+// root's main thread, where the reap reports the whole group's.
 func (t *Tree) waitExited() (known bool, status error) {
-	info, ok := t.pollExited()
+	info, polled := t.pollExited()
+	ok := polled
 	if !ok {
 		info, ok = t.blockExited()
 	}
@@ -27,6 +32,9 @@ func (t *Tree) waitExited() (known bool, status error) {
 	t.mu.Lock()
 	t.sys.rootExited = true
 	t.mu.Unlock()
+	if !polled {
+		return false, nil
+	}
 	return childStatus(&info, t.cmd.Process.Pid)
 }
 

@@ -182,27 +182,49 @@ func TestWaitReapsAfter(t *testing.T) {
 	}
 }
 
-// TestWaitWaitsForCopies: with output exec copies through a goroutine of
-// its own, Wait returns only once the copy is done, as exec's Wait does.
-func TestWaitWaitsForCopies(t *testing.T) {
-	var out strings.Builder
-	cmd := exec.Command("sh", "-c", "printf 'all of it'; exit 3")
-	cmd.Stdout = &out
-	tree, err := Start(cmd, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = tree.Wait(context.Background())
-	var ee *ExitError
-	if !errors.As(err, &ee) || ee.Code != 3 {
-		t.Fatalf("Wait: %v, want exit status 3", err)
-	}
-	if out.String() != "all of it" {
-		t.Fatalf("output when Wait returned: %q", out.String())
-	}
-	select {
-	case <-tree.gone:
-	default:
-		t.Fatal("Wait returned before the reap, with exec still copying")
+// TestWaitReapsFirstWhenExecWaits: where exec's own Wait has more to do
+// than reap (copy output through a goroutine of its own, honour a Cancel
+// or a WaitDelay), Wait reaps before it returns, so that what exec's Wait
+// says is what Wait says, and the copy is done.
+func TestWaitReapsFirstWhenExecWaits(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		make func(out *strings.Builder) *exec.Cmd
+	}{
+		{"output copied", func(out *strings.Builder) *exec.Cmd {
+			cmd := exec.Command("sh", "-c", "printf 'all of it'; exit 3")
+			cmd.Stdout = out
+			return cmd
+		}},
+		{"wait delay", func(*strings.Builder) *exec.Cmd {
+			cmd := exec.Command("sh", "-c", "exit 3")
+			cmd.WaitDelay = time.Minute
+			return cmd
+		}},
+		{"cancel", func(*strings.Builder) *exec.Cmd {
+			return exec.CommandContext(t.Context(), "sh", "-c", "exit 3")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out strings.Builder
+			cmd := tc.make(&out)
+			tree, err := Start(cmd, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = tree.Wait(context.Background())
+			var ee *ExitError
+			if !errors.As(err, &ee) || ee.Code != 3 {
+				t.Fatalf("Wait: %v, want exit status 3", err)
+			}
+			select {
+			case <-tree.gone:
+			default:
+				t.Fatal("Wait returned before the reap, with exec's Wait still to run")
+			}
+			if cmd.Stdout != nil && out.String() != "all of it" {
+				t.Fatalf("output when Wait returned: %q", out.String())
+			}
+		})
 	}
 }
