@@ -22,11 +22,7 @@ import (
 // root's main thread, where the reap reports the whole group's.
 func (t *Tree) waitExited() (known bool, status error) {
 	info, polled := t.pollExited()
-	ok := polled
-	if !ok {
-		info, ok = t.blockExited()
-	}
-	if !ok {
+	if !polled && !t.blockExited() {
 		return false, nil
 	}
 	t.mu.Lock()
@@ -141,13 +137,13 @@ func pidfdExited(pidfd int) (unix.Siginfo, bool, error) {
 }
 
 // blockExited is waitExited on a thread of its own, where there is no
-// pidfd to poll; it reports whether the root exited, and what waitid said.
-func (t *Tree) blockExited() (unix.Siginfo, bool) {
+// pidfd to poll; it reports whether the root exited.
+func (t *Tree) blockExited() bool {
 	var info unix.Siginfo
 	for {
 		err := unix.Waitid(unix.P_PID, t.cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
 		if !errors.Is(err, unix.EINTR) {
-			return info, err == nil
+			return err == nil
 		}
 	}
 }
