@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -22,6 +23,9 @@ type treeSys struct {
 	// nor looks for its children, and it is nobody's survivor.
 	rootExited bool
 	members    map[int]*member
+	// exitWatch is what Wait learnt of the root's exit through (a pidfd
+	// on Linux), or nil; released with the members' handles.
+	exitWatch io.Closer
 }
 
 const membershipProvesOwnership = false
@@ -58,8 +62,12 @@ func (t *Tree) killTree() error {
 	}
 	walkErr := t.walkTree()
 	var errs []error
-	if err := unix.Kill(root, unix.SIGKILL); err != nil && !errors.Is(err, unix.ESRCH) {
-		errs = append(errs, fmt.Errorf("kill process %d: %w", root, err))
+	// A root whose every thread has exited is a zombie: a signal does
+	// nothing to it, and Wait's kill, on the restart's path, skips it.
+	if !t.sys.rootExited {
+		if err := unix.Kill(root, unix.SIGKILL); err != nil && !errors.Is(err, unix.ESRCH) {
+			errs = append(errs, fmt.Errorf("kill process %d: %w", root, err))
+		}
 	}
 	if err := unix.Kill(-root, unix.SIGKILL); err != nil && !errors.Is(err, unix.ESRCH) {
 		errs = append(errs, fmt.Errorf("kill process group %d: %w", root, err))
@@ -268,6 +276,10 @@ func (t *Tree) release() {
 		m.h.close()
 	}
 	t.sys.members = nil
+	if t.sys.exitWatch != nil {
+		_ = t.sys.exitWatch.Close()
+		t.sys.exitWatch = nil
+	}
 }
 
 // holds: the root is unreaped whenever this runs, so its group id is the

@@ -21,12 +21,15 @@ import (
 // kernel old enough to lack pidfds may report the exit status of the
 // root's main thread, where the reap reports the whole group's.
 func (t *Tree) waitExited() (known bool, status error) {
-	info, polled := t.pollExited()
+	info, pidfd, polled := t.pollExited()
 	if !polled && !t.blockExited() {
 		return false, nil
 	}
 	t.mu.Lock()
 	t.sys.rootExited = true
+	// Closed with the tree's handles, after the reap: closing it here took
+	// the poller's and the kernel's bookkeeping onto the restart's path.
+	t.sys.exitWatch = pidfd
 	t.mu.Unlock()
 	if !polled {
 		return false, nil
@@ -77,18 +80,19 @@ func childStatus(info *unix.Siginfo, pid int) (known bool, status error) {
 // run since it blocked: up to 100 µs of a restart here. The root is our
 // unreaped child, so its pid cannot name another process while the pidfd
 // is opened. It reports false, having waited for nothing, where pidfds
-// or the poller are missing (Linux before 5.3).
-func (t *Tree) pollExited() (unix.Siginfo, bool) {
+// or the poller are missing (Linux before 5.3). When it reports true, the
+// caller closes the pidfd it returns.
+func (t *Tree) pollExited() (unix.Siginfo, *os.File, bool) {
 	var info unix.Siginfo
 	fd, err := openPidfd(t.cmd.Process.Pid)
 	if err != nil {
-		return info, false
+		return info, nil, false
 	}
 	f := os.NewFile(uintptr(fd), "pidfd")
-	defer f.Close()
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return info, false
+		f.Close()
+		return info, nil, false
 	}
 	exited := false
 	err = rc.Read(func(fd uintptr) bool {
@@ -98,7 +102,11 @@ func (t *Tree) pollExited() (unix.Siginfo, bool) {
 	})
 	// An fd the poller would not take makes Read fail at once: then the
 	// exit is waited for on a thread.
-	return info, err == nil && exited
+	if err != nil || !exited {
+		f.Close()
+		return info, nil, false
+	}
+	return info, f, true
 }
 
 // openPidfd opens a non-blocking pidfd of pid.

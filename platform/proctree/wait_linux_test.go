@@ -71,7 +71,10 @@ func TestWaitExitedPollsThePidfd(t *testing.T) {
 	}
 	done := make(chan polled, 1)
 	go func() {
-		_, ok := tree.pollExited()
+		_, pidfd, ok := tree.pollExited()
+		if pidfd != nil {
+			defer pidfd.Close()
+		}
 		done <- polled{ok, procState(cmd.Process.Pid)}
 	}()
 	if err := unix.Kill(cmd.Process.Pid, unix.SIGKILL); err != nil {
@@ -165,11 +168,20 @@ func TestWaitReapsAfter(t *testing.T) {
 	if !r.isRoot(cmd.Process.Pid) {
 		t.Fatal("the unreaped root is no longer a root to the Reaper, which could reap it")
 	}
+	// The pidfd the exit was seen through is closed with the reap, off
+	// the restart's path, and not leaked.
+	pidfd, _ := tree.sys.exitWatch.(*os.File)
+	if pidfd == nil {
+		t.Fatal("Wait returned without the pidfd it saw the exit through: it was closed on the restart's path")
+	}
 	letGo()
 	select {
 	case <-tree.gone:
 	case <-time.After(30 * time.Second):
 		t.Fatal("the root was not reaped 30 s after Wait returned")
+	}
+	if pidfd.Fd() != ^uintptr(0) {
+		t.Fatal("the pidfd is still open after the reap: it leaks")
 	}
 	if err := unix.Kill(cmd.Process.Pid, 0); !errors.Is(err, unix.ESRCH) {
 		t.Fatalf("pid %d after the reap: %v, want ESRCH", cmd.Process.Pid, err)
