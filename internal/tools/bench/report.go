@@ -82,10 +82,10 @@ func (r *report) write(dir string) error {
 		}
 	}
 	p("## Targets\n\n| What | Target | Measured | |\n|---|---|---|---|\n")
-	p("| Restart after SIGKILL, median | ≤ %.1f× the floor | %s ms vs %s ms: **%.2f×**%s | %s |\n", targetRatio, ms(hs.sum.Med), ms(floor.sum.Med), ratio, r.peers(floor), met(ratio <= targetRatio))
+	p("| Restart after SIGKILL, median | ≤ %.1f× the floor | %s ms vs %s ms: **%.2f×**%s%s | %s |\n", targetRatio, ms(hs.sum.Med), ms(floor.sum.Med), ratio, interval(hs, floor), r.peers(floor), met(ratio <= targetRatio))
 	if demo := r.latency("hermes-supervisor + demo gateway"); demo != nil && demo.sum.N > 0 {
 		d := float64(demo.sum.Med) / float64(floor.sum.Med)
-		p("| Restart with the demo gateway's file dance, median | ≤ %.0f× the floor | %s ms: **%.2f×** | %s |\n", targetDance, ms(demo.sum.Med), d, met(d <= targetDance))
+		p("| Restart with the demo gateway's file dance, median | ≤ %.0f× the floor | %s ms: **%.2f×**%s | %s |\n", targetDance, ms(demo.sum.Med), d, interval(demo, floor), met(d <= targetDance))
 	}
 	p("| Sweep, per file | linear, ≤ %s | at most %s per added file (slope of the median between neighbouring N = %d…%d) | %s |\n", targetPerFile, worst.Round(100*time.Nanosecond), r.sweep[0].n, r.sweep[len(r.sweep)-1].n, met(linear && worst <= targetPerFile))
 	p("| Power-loss layout to a healthy gateway | healthy | median %s ms; the non-sweeping loop: %s | %s |\n", ms(r.power.sum.Med), loopVerdict(r.power), met(!r.power.loopHealthy))
@@ -166,7 +166,8 @@ func (r *report) restartSection(b *strings.Builder) {
 	p("Each supervisor runs the same child (`internal/tools/bench/child`: it writes its pid to a file through a rename and blocks; it imports almost nothing, so its start-up is cheap and the floor is low). ")
 	p("The bench lets the child run %s (runsv and s6 hold back the restart of a child that ran under 1 s), SIGKILLs it and times until the file names a new live pid (woken by inotify on its directory: Go cannot sleep under a millisecond, which cut samples into 1 ms steps before), %d times per supervisor. The supervisors run side by side and their children are killed in turn, one at a time, so that a host that slows down for a while slows every row alike. ", r.cfg.gap, r.cfg.kills)
 	p("hermes-supervisor runs with its default policy except `--reset-after %s`, so that each kill comes after what it counts as a healthy run: ", (r.cfg.gap * 3 / 5).String())
-	p("the first restart after a healthy run is never delayed by backoff. It still sweeps the home and lock dir before every start and releases the dead child's files after every exit.\n\n")
+	p("the first restart after a healthy run is never delayed by backoff. It still sweeps the home and lock dir before every start and releases the dead child's files after every exit. ")
+	p("The interval beside a ratio in the targets table is a bootstrap of these kills (each row's samples drawn again with replacement, 10 000 times): where the median ratio could as well have landed with %d other kills of the same code on the same host. The verdict is on the median ratio itself.\n\n", r.cfg.kills)
 	p("| Supervisor | Version | n | min ms | median ms | p90 ms | max ms | median × floor | How |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, l := range r.restart {
 		if l.skipped != "" {
@@ -178,6 +179,16 @@ func (r *report) restartSection(b *strings.Builder) {
 	}
 	p("\n![Restart latency, log scale](restart-latency.svg)\n\n")
 
+}
+
+// interval says how far the median ratio of l to floor could move with
+// other draws of the same kills (ratioInterval).
+func interval(l, floor *latency) string {
+	lo, hi := ratioInterval(l.samples, floor.samples, 10000)
+	if lo == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (95%% bootstrap interval %.2f–%.2f×)", lo, hi)
 }
 
 // peers names the other supervisors' ratios in the same run, side by side.

@@ -54,3 +54,43 @@ func TestMs(t *testing.T) {
 		}
 	}
 }
+
+func TestRatioInterval(t *testing.T) {
+	us := func(v ...int) []time.Duration {
+		var ds []time.Duration
+		for _, x := range v {
+			ds = append(ds, time.Duration(x)*time.Microsecond)
+		}
+		return ds
+	}
+	floor := us(1800, 1700, 1900, 2100, 1600, 1850, 1950, 1750, 2000, 1820)
+	t.Run("a constant ratio has no spread", func(t *testing.T) {
+		double := make([]time.Duration, len(floor))
+		for i, d := range floor {
+			double[i] = 2 * d
+		}
+		lo, hi := ratioInterval(us(3000, 3000, 3000), us(1500, 1500), 500)
+		if lo != 2 || hi != 2 {
+			t.Errorf("constant samples: [%v, %v], want [2, 2]", lo, hi)
+		}
+		if lo, hi := ratioInterval(double, floor, 2000); lo > 2 || hi < 2 || lo < 1.5 || hi > 2.7 {
+			t.Errorf("twice the floor: [%v, %v], want an interval around 2", lo, hi)
+		}
+	})
+	t.Run("it holds the median ratio and is ordered", func(t *testing.T) {
+		num := us(2300, 2100, 2600, 2400, 2200, 2900, 2250, 2350, 2500, 2150)
+		lo, hi := ratioInterval(num, floor, 2000)
+		r := float64(summarize(num).Med) / float64(summarize(floor).Med)
+		if !(lo <= r && r <= hi) || lo >= hi {
+			t.Errorf("interval [%v, %v] for a median ratio of %v", lo, hi, r)
+		}
+		if lo2, hi2 := ratioInterval(num, floor, 2000); lo2 != lo || hi2 != hi {
+			t.Errorf("a second draw gave [%v, %v], the first [%v, %v]: not reproducible", lo2, hi2, lo, hi)
+		}
+	})
+	t.Run("no samples", func(t *testing.T) {
+		if lo, hi := ratioInterval(nil, floor, 100); lo != 0 || hi != 0 {
+			t.Errorf("no samples: [%v, %v], want [0, 0]", lo, hi)
+		}
+	})
+}
