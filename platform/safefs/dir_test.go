@@ -11,8 +11,7 @@ import (
 )
 
 // TestReadBatchesListsAll: every name comes once, in batches of at most
-// n, whether the directory ends in a short batch, a full one or none:
-// ReadBatches stops at a short batch without asking for io.EOF.
+// n, whether the directory ends in a short batch, a full one or none.
 func TestReadBatchesListsAll(t *testing.T) {
 	const n = 3
 	for _, count := range []int{0, 1, n - 1, n, n + 1, 2 * n, 2*n + 1} {

@@ -248,3 +248,57 @@ func TestDirListsTheDirectoryOpened(t *testing.T) {
 		t.Fatalf("listed %v, want %v: the directory opened, each entry with its own type", got, want)
 	}
 }
+
+// TestReadBatchesPastAShortBatch: a batch shorter than n is not the end
+// of a listing. Through an os.Root, os lstats each name as it lists it,
+// and a name removed after getdents read it is dropped while still
+// counted against n; what follows it must still be listed.
+func TestReadBatchesPastAShortBatch(t *testing.T) {
+	top := t.TempDir()
+	for i := range 10 {
+		if err := os.WriteFile(filepath.Join(top, fmt.Sprint("f", i)), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// getdents' order, which an unchanged directory keeps.
+	plain, err := os.Open(top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	order, err := plain.Readdirnames(-1)
+	plain.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	f, err := root.Open(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// The first name is handed out; the rest wait read in os's buffer.
+	first, err := f.ReadDir(1)
+	if err != nil || len(first) != 1 || first[0].Name() != order[0] {
+		t.Fatalf("first entry: %v %v, want %s", first, err, order[0])
+	}
+	gone := order[2] // in the next batch of 3: order[1], order[2], order[3]
+	if err := os.Remove(filepath.Join(top, gone)); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	if err := ReadBatches(f, 3, func(des []os.DirEntry) {
+		for _, e := range des {
+			got = append(got, e.Name())
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Concat(order[1:2], order[3:])
+	if !slices.Equal(got, want) {
+		t.Fatalf("listed %v, want %v: a short batch ended the listing", got, want)
+	}
+}
