@@ -171,8 +171,8 @@ func TestWaitReapsAfter(t *testing.T) {
 	// The pidfd the exit was seen through is closed with the reap, off
 	// the restart's path, and not leaked.
 	pidfd, _ := tree.sys.exitWatch.(*os.File)
-	if pidfd == nil {
-		t.Fatal("Wait returned without the pidfd it saw the exit through: it was closed on the restart's path")
+	if pidfd == nil || !fdOpen(t, pidfd) {
+		t.Fatal("Wait returned without the pidfd it saw the exit through open: it was closed on the restart's path")
 	}
 	letGo()
 	select {
@@ -239,4 +239,19 @@ func TestWaitReapsFirstWhenExecWaits(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fdOpen reports whether f's descriptor is open in the kernel, not only
+// in os's bookkeeping.
+func fdOpen(t *testing.T, f *os.File) bool {
+	t.Helper()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { _, ferr = unix.FcntlInt(fd, unix.F_GETFD, 0) }); err != nil {
+		return false
+	}
+	return ferr == nil
 }
