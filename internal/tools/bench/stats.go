@@ -26,26 +26,36 @@ func summarize(ds []time.Duration) summary {
 }
 
 // ratioInterval is the 95% bootstrap interval of the ratio of the
-// medians of num and den: each set is drawn again with replacement, as
-// often as it has samples, rounds times, and the middle 95% of the ratios
-// so drawn is kept. Twenty kills a row leave the median ratio a few
-// hundredths either way on a shared host; the interval says how many.
-// The draws are seeded, so a report is reproducible from its samples.
+// medians of num and den: kills are drawn again with replacement, as many
+// as there were, rounds times, and the middle 95% of the ratios so drawn
+// is kept. The bench kills its rows in turn, so num[i] and den[i] share a
+// moment of the host; sets of one length are drawn by those rounds, the
+// same indexes for both, and other sets each on its own. Twenty kills a
+// row leave the median ratio a few hundredths either way on a shared
+// host; the interval says how many. The draws are seeded, so a report is
+// reproducible from its samples.
 func ratioInterval(num, den []time.Duration, rounds int) (lo, hi float64) {
 	if len(num) == 0 || len(den) == 0 || rounds <= 0 {
 		return 0, 0
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	draw := func(from, into []time.Duration) time.Duration {
-		for i := range into {
-			into[i] = from[rng.IntN(len(from))]
-		}
-		return summarize(into).Med
-	}
+	paired := len(num) == len(den)
 	a, b := make([]time.Duration, len(num)), make([]time.Duration, len(den))
 	ratios := make([]float64, rounds)
-	for i := range ratios {
-		ratios[i] = float64(draw(num, a)) / float64(draw(den, b))
+	for r := range ratios {
+		for i := range a {
+			j := rng.IntN(len(num))
+			a[i] = num[j]
+			if paired {
+				b[i] = den[j]
+			}
+		}
+		for i := range b {
+			if !paired {
+				b[i] = den[rng.IntN(len(den))]
+			}
+		}
+		ratios[r] = float64(summarize(a).Med) / float64(summarize(b).Med)
 	}
 	slices.Sort(ratios)
 	at := func(q float64) float64 { return ratios[int(q*float64(rounds-1)+0.5)] }
