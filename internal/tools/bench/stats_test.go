@@ -7,14 +7,17 @@ import (
 	"time"
 )
 
-func TestSummarize(t *testing.T) {
-	ms := func(v ...int) []time.Duration {
-		var ds []time.Duration
-		for _, x := range v {
-			ds = append(ds, time.Duration(x)*time.Millisecond)
-		}
-		return ds
+// durations is v, each in units of unit.
+func durations(unit time.Duration, v ...int) []time.Duration {
+	ds := make([]time.Duration, len(v))
+	for i, x := range v {
+		ds[i] = time.Duration(x) * unit
 	}
+	return ds
+}
+
+func TestSummarize(t *testing.T) {
+	ms := func(v ...int) []time.Duration { return durations(time.Millisecond, v...) }
 	tests := []struct {
 		name string
 		in   []time.Duration
@@ -56,13 +59,7 @@ func TestMs(t *testing.T) {
 }
 
 func TestRatioInterval(t *testing.T) {
-	us := func(v ...int) []time.Duration {
-		var ds []time.Duration
-		for _, x := range v {
-			ds = append(ds, time.Duration(x)*time.Microsecond)
-		}
-		return ds
-	}
+	us := func(v ...int) []time.Duration { return durations(time.Microsecond, v...) }
 	floor := us(1800, 1700, 1900, 2100, 1600, 1850, 1950, 1750, 2000, 1820)
 	t.Run("a constant ratio has no spread", func(t *testing.T) {
 		double := make([]time.Duration, len(floor))
