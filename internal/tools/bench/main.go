@@ -27,6 +27,7 @@ type config struct {
 	goBench    bool
 	hangs      int    // hang-detection samples
 	only       string // run one part and print its section
+	against    string // another hermes-supervisor build, for -only ab
 }
 
 func main() {
@@ -46,7 +47,8 @@ func main() {
 	flag.IntVar(&c.powerRuns, "power-runs", 10, "power-loss recoveries to time")
 	flag.BoolVar(&c.goBench, "go-bench", true, "run the Go micro-benchmarks too")
 	flag.IntVar(&c.hangs, "hangs", 10, "hangs to catch for hang detection")
-	flag.StringVar(&c.only, "only", "", "run only this part (hang, flood; restart, scale and sweep are printed only), print its section and put it into benchmarks.md in -out, keeping the other sections")
+	flag.StringVar(&c.only, "only", "", "run only this part (hang, flood; restart, scale, sweep and ab are printed only), print its section and put it into benchmarks.md in -out, keeping the other sections")
+	flag.StringVar(&c.against, "against", "", "with -only ab: another hermes-supervisor binary, measured against -supervisor and the floor, killed in turn")
 	flag.Parse()
 	c.sweepSizes = []int{10, 100, 1000, 10000, 100000}
 	var err error
@@ -72,7 +74,18 @@ func main() {
 		fmt.Printf("wrote section 7 and its target into %s\n", path)
 		return
 	}
-	if c.only == "restart" || c.only == "scale" || c.only == "sweep" {
+	if c.only == "ab" {
+		if c.against == "" {
+			fail(fmt.Errorf("-only ab needs -against, the other hermes-supervisor binary"))
+		}
+		if c.against, err = filepath.Abs(c.against); err != nil {
+			fail(err)
+		}
+		if _, err := os.Stat(c.against); err != nil {
+			fail(fmt.Errorf("-against: %w", err))
+		}
+	}
+	if c.only == "restart" || c.only == "scale" || c.only == "sweep" || c.only == "ab" {
 		// Printed, not spliced: these numbers belong beside the floor of
 		// the same run, which only a full run writes.
 		if err := printOnly(ctx, c); err != nil {
@@ -140,6 +153,12 @@ func printOnly(ctx context.Context, c config) error {
 			return err
 		}
 		r.sweepSection(&b)
+	case "ab":
+		ls, err := abLatency(ctx, c, self, child)
+		if err != nil {
+			return err
+		}
+		abSection(&b, c, ls)
 	}
 	fmt.Print(b.String())
 	return nil

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,27 +44,11 @@ type latency struct {
 }
 
 func restartLatency(ctx context.Context, c config, self, child string) ([]latency, error) {
-	// Each SIGKILL comes after c.gap of uptime, and hermes-supervisor is
-	// told that this counts as a healthy run (--reset-after), so every
-	// sample is "the first restart after a healthy run", the case the
-	// target is about. The default backoff policy is otherwise unchanged.
-	reset := (c.gap * 3 / 5).String()
 	hs := func(extra ...string) func(dir, pidFile string) (*exec.Cmd, error) {
-		return func(dir, pidFile string) (*exec.Cmd, error) {
-			args := []string{"run", "--home", filepath.Join(dir, "home"), "--lock-dir", filepath.Join(dir, "locks"),
-				"--reset-after", reset, "--crash-loop-max", "100000"}
-			args = append(args, extra...)
-			if len(extra) == 0 {
-				args = append(args, "--", child, pidFile)
-			}
-			return exec.Command(c.supervisor, args...), nil
-		}
+		return supervised(c, c.supervisor, child, extra...)
 	}
 	contenders := []contender{
-		{name: "floor", note: "a bare Go loop: fork/exec the child, wait, repeat",
-			cmd: func(dir, pidFile string) (*exec.Cmd, error) {
-				return exec.Command(self, "floor", child, pidFile), nil
-			}},
+		floorContender(self, child),
 		{name: "hermes-supervisor", note: "same child; sweep before start, release after exit", cmd: hs()},
 		{name: "hermes-supervisor + config.yaml", note: "same child; a 128 KB <home>/config.yaml, mostly comments, the size Hermes seeds it at, read before every start",
 			cmd: withHermesConfig(hs(), 128<<10)},
@@ -74,6 +59,33 @@ func restartLatency(ctx context.Context, c config, self, child string) ([]latenc
 		{name: "supervisord", note: "autorestart=true, startsecs=0", cmd: supervisord(child)},
 	}
 	return measureInTurn(ctx, c, contenders)
+}
+
+// supervised runs the hermes-supervisor binary bin on the bench child (or
+// with extra, such as --demo, in its place). Each SIGKILL comes after
+// c.gap of uptime, and the supervisor is told that this counts as a
+// healthy run (--reset-after), so every sample is "the first restart
+// after a healthy run", the case the target is about. The default
+// backoff policy is otherwise unchanged.
+func supervised(c config, bin, child string, extra ...string) func(dir, pidFile string) (*exec.Cmd, error) {
+	reset := (c.gap * 3 / 5).String()
+	return func(dir, pidFile string) (*exec.Cmd, error) {
+		args := []string{"run", "--home", filepath.Join(dir, "home"), "--lock-dir", filepath.Join(dir, "locks"),
+			"--reset-after", reset, "--crash-loop-max", "100000"}
+		args = append(args, extra...)
+		if len(extra) == 0 {
+			args = append(args, "--", child, pidFile)
+		}
+		return exec.Command(bin, args...), nil
+	}
+}
+
+// floorContender is the bare fork/exec loop every ratio is taken against.
+func floorContender(self, child string) contender {
+	return contender{name: "floor", note: "a bare Go loop: fork/exec the child, wait, repeat",
+		cmd: func(dir, pidFile string) (*exec.Cmd, error) {
+			return exec.Command(self, "floor", child, pidFile), nil
+		}}
 }
 
 // serviceDir makes a runit/s6 style service directory whose run script
@@ -159,9 +171,10 @@ func currentUser() string {
 }
 
 // measureInTurn starts every contender, then kills their children in
-// turn, one contender at a time, c.kills rounds: a host that slows down
-// for a minute slows every contender's samples alike, where measuring one
-// contender after another put the floor and us minutes apart.
+// turn, one contender at a time, c.kills rounds, each round in its own
+// order: a host that slows down for a minute slows every contender's
+// samples alike, where measuring one contender after another put the
+// floor and us minutes apart. A contender's i-th sample is of round i.
 func measureInTurn(ctx context.Context, c config, cts []contender) ([]latency, error) {
 	trials := make([]*trial, len(cts))
 	defer func() {
@@ -176,8 +189,17 @@ func measureInTurn(ctx context.Context, c config, cts []contender) ([]latency, e
 		}
 		trials[i] = t
 	}
+	// Each round kills in a new order: what a kill follows (a peer's
+	// restart that has just woken both CPUs, or a second of idle) moved a
+	// row's median by a fifth here, and in one fixed order it favoured
+	// the same rows every round. The order is seeded, so a run can be
+	// repeated.
+	rng := rand.New(rand.NewPCG(5, 6))
+	order := make([]*trial, len(trials))
+	copy(order, trials)
 	for i := 0; i < c.kills; i++ {
-		for _, t := range trials {
+		rng.Shuffle(len(order), func(a, b int) { order[a], order[b] = order[b], order[a] })
+		for _, t := range order {
 			if t.cmd == nil {
 				continue
 			}
