@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -23,9 +22,9 @@ type treeSys struct {
 	// nor looks for its children, and it is nobody's survivor.
 	rootExited bool
 	members    map[int]*member
-	// exitWatch is what Wait learnt of the root's exit through (a pidfd
-	// on Linux), or nil; released with the members' handles.
-	exitWatch io.Closer
+	// exitWatch is the pidfd Wait saw the root's exit through (Linux),
+	// or nil; released with the members' handles.
+	exitWatch *os.File
 }
 
 const membershipProvesOwnership = false

@@ -27,12 +27,9 @@ func (t *Tree) waitExited() (known bool, status error) {
 	}
 	t.mu.Lock()
 	t.sys.rootExited = true
-	if pidfd != nil {
-		// Closed with the tree's handles, after the reap: closing it here
-		// took the poller's and the kernel's bookkeeping onto the
-		// restart's path.
-		t.sys.exitWatch = pidfd
-	}
+	// Closed with the tree's handles, after the reap: closing it here took
+	// the poller's and the kernel's bookkeeping onto the restart's path.
+	t.sys.exitWatch = pidfd
 	t.mu.Unlock()
 	if !polled {
 		return false, nil

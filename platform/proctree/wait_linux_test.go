@@ -170,7 +170,7 @@ func TestWaitReapsAfter(t *testing.T) {
 	}
 	// The pidfd the exit was seen through is closed with the reap, off
 	// the restart's path, and not leaked.
-	pidfd, _ := tree.sys.exitWatch.(*os.File)
+	pidfd := tree.sys.exitWatch
 	if pidfd == nil || !fdOpen(t, pidfd) {
 		t.Fatal("Wait returned without the pidfd it saw the exit through open: it was closed on the restart's path")
 	}
