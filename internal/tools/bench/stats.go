@@ -50,8 +50,8 @@ func ratioInterval(num, den []time.Duration, rounds int) (lo, hi float64) {
 				b[i] = den[j]
 			}
 		}
-		for i := range b {
-			if !paired {
+		if !paired {
+			for i := range b {
 				b[i] = den[rng.IntN(len(den))]
 			}
 		}
