@@ -25,9 +25,9 @@ type config struct {
 	sweepSizes []int
 	powerRuns  int
 	goBench    bool
-	hangs      int    // hang-detection samples
-	only       string // run one part and print its section
-	against    string // another hermes-supervisor build, for -only ab
+	hangs      int      // hang-detection samples
+	only       string   // run one part and print its section
+	against    []string // other hermes-supervisor builds, for -only ab
 }
 
 func main() {
@@ -48,7 +48,14 @@ func main() {
 	flag.BoolVar(&c.goBench, "go-bench", true, "run the Go micro-benchmarks too")
 	flag.IntVar(&c.hangs, "hangs", 10, "hangs to catch for hang detection")
 	flag.StringVar(&c.only, "only", "", "run only this part (hang, flood; restart, scale, sweep and ab are printed only), print its section and put it into benchmarks.md in -out, keeping the other sections")
-	flag.StringVar(&c.against, "against", "", "with -only ab: another hermes-supervisor binary, measured against -supervisor and the floor, killed in turn")
+	flag.Func("against", "with -only ab: other hermes-supervisor binaries or wrapper scripts, comma-separated, each measured against -supervisor and the floor, killed in turn", func(v string) error {
+		for _, b := range strings.Split(v, ",") {
+			if b = strings.TrimSpace(b); b != "" {
+				c.against = append(c.against, b)
+			}
+		}
+		return nil
+	})
 	flag.Parse()
 	c.sweepSizes = []int{10, 100, 1000, 10000, 100000}
 	var err error
@@ -75,14 +82,16 @@ func main() {
 		return
 	}
 	if c.only == "ab" {
-		if c.against == "" {
-			fail(fmt.Errorf("-only ab needs -against, the other hermes-supervisor binary"))
+		if len(c.against) == 0 {
+			fail(fmt.Errorf("-only ab needs -against, the other hermes-supervisor binaries"))
 		}
-		if c.against, err = filepath.Abs(c.against); err != nil {
-			fail(err)
-		}
-		if _, err := os.Stat(c.against); err != nil {
-			fail(fmt.Errorf("-against: %w", err))
+		for i, b := range c.against {
+			if c.against[i], err = filepath.Abs(b); err != nil {
+				fail(err)
+			}
+			if _, err := os.Stat(c.against[i]); err != nil {
+				fail(fmt.Errorf("-against: %w", err))
+			}
 		}
 	}
 	if c.only == "restart" || c.only == "scale" || c.only == "sweep" || c.only == "ab" {
