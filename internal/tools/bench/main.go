@@ -170,6 +170,7 @@ func printOnly(ctx context.Context, c config) error {
 		abSection(&b, c, ls)
 	}
 	fmt.Print(b.String())
+	fmt.Printf("\nHow fast the host was as the run began: %s.\n", r.machine.speed)
 	return nil
 }
 
