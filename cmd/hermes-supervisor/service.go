@@ -296,6 +296,13 @@ func underSudo(g *globals, f *serviceFlags, install bool) *serviceFlags {
 func serviceConfig(ctx context.Context, g *globals, f *serviceFlags) (*globals, service.Config, error) {
 	sg := g
 	var acct *service.Account
+	if sudoUser := sudoUser(g); !f.system && sudoUser != "" {
+		// Root would write the unit or plist into the user's home,
+		// through whatever links they planted there: a root-owned file
+		// wherever they point.
+		return nil, service.Config{}, fmt.Errorf("under sudo, a user service would be written by root into %s's files: run `hermes-supervisor install` as %s without sudo, or pass --system for a service that runs as %s",
+			sudoUser, sudoUser, sudoUser)
+	}
 	if sudoUser := sudoUser(g); f.system && sudoUser != "" {
 		a, err := service.LookupAccount(ctx, sudoUser)
 		if err != nil {

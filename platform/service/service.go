@@ -215,10 +215,7 @@ func (p Plan) Apply(ctx context.Context, run Runner) error {
 		var err error
 		switch {
 		case s.Write != nil:
-			if err = os.MkdirAll(filepath.Dir(s.Write.Path), 0o755); err == nil {
-				err = os.WriteFile(s.Write.Path, s.Write.Data, s.Write.Mode)
-			}
-			if err != nil {
+			if err = writeDefinition(*s.Write); err != nil {
 				err = fmt.Errorf("write %s: %w", s.Write.Path, err)
 			}
 		case s.Run != nil:
@@ -242,6 +239,31 @@ func (p Plan) Apply(ctx context.Context, run Runner) error {
 		}
 	}
 	return nil
+}
+
+// writeDefinition writes f as a new file beside f.Path and renames it
+// into place: a link planted at f.Path is replaced, never written through
+// (os.WriteFile would make or truncate whatever it points at, with the
+// installer's rights), and a crash leaves the old definition or the new
+// one, never half of it.
+func writeDefinition(f File) error {
+	dir := filepath.Dir(f.Path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(f.Path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(f.Data)
+	err = errors.Join(err, tmp.Chmod(f.Mode), tmp.Sync(), tmp.Close())
+	if err == nil {
+		err = os.Rename(tmp.Name(), f.Path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+	}
+	return err
 }
 
 // ErrUnsupported reports a service manager this build cannot drive.
