@@ -102,3 +102,30 @@ func classify(pid int, err error) error {
 	}
 	return fmt.Errorf("pid %d: %w", pid, err)
 }
+
+// owner reads the Uid line of /proc/<pid>/status: real, effective, saved
+// and file-system uid, tab-separated.
+func owner(_ context.Context, pid int) (Owner, error) {
+	var buf [procBuf]byte
+	b, err := readProc(procPath(pid, "status"), buf[:])
+	if err != nil {
+		return Owner{}, classify(pid, err)
+	}
+	for line := range bytes.SplitSeq(b, []byte{'\n'}) {
+		rest, ok := bytes.CutPrefix(line, []byte("Uid:"))
+		if !ok {
+			continue
+		}
+		f := bytes.Fields(rest)
+		if len(f) < 2 {
+			break
+		}
+		r, rerr := strconv.Atoi(string(f[0]))
+		e, eerr := strconv.Atoi(string(f[1]))
+		if rerr != nil || eerr != nil {
+			break
+		}
+		return Owner{Real: r, Effective: e}, nil
+	}
+	return Owner{}, fmt.Errorf("pid %d: no Uid line in /proc status", pid)
+}

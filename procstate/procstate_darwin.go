@@ -44,3 +44,18 @@ func otherUser(err error) bool { return errors.Is(err, unix.EINVAL) }
 // pidZeroExists: pid 0 is a process here (kernel_task, the System Idle
 // Process), which psutil reports alive.
 const pidZeroExists = true
+
+// owner reads the real and effective uid from the kinfo_proc readLive
+// reads.
+func owner(_ context.Context, pid int) (Owner, error) {
+	k, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
+	switch {
+	case errors.Is(err, unix.ESRCH), errors.Is(err, unix.EIO) && errors.Is(unix.Kill(pid, 0), unix.ESRCH):
+		return Owner{}, fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
+	case err != nil:
+		return Owner{}, classify(pid, err)
+	case int(k.Proc.P_pid) != pid:
+		return Owner{}, fmt.Errorf("pid %d: kinfo_proc names pid %d", pid, k.Proc.P_pid)
+	}
+	return Owner{Real: int(k.Eproc.Pcred.P_ruid), Effective: int(k.Eproc.Ucred.Uid)}, nil
+}

@@ -38,6 +38,12 @@ type HermesStop struct {
 	Wait time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// UID is the only user whose gateway may be stopped: the user the
+	// service runs as. nil means this process's real uid. Under sudo the
+	// home may name another user's (a config file's "home", a kept
+	// HERMES_HOME), whose gateway Hermes' own stop could not signal.
+	// Where processes have no uid (Windows) it is not checked.
+	UID *int
 }
 
 // StopHermes stops the gateway of the home that Hermes' own files say
@@ -128,7 +134,8 @@ func (h HermesStop) StopHermes(ctx context.Context) error {
 }
 
 // prove checks rec against the live process: the same start time, a
-// gateway command line, and the record's own command line where it has one.
+// gateway command line, the record's own command line where it has one,
+// and the user the service is for (h.UID).
 func (h HermesStop) prove(ctx context.Context, prober *procstate.Prober, rec procstate.Identity, now func() time.Time) error {
 	live, err := prober.Look(ctx, rec.PID)
 	switch {
@@ -142,6 +149,18 @@ func (h HermesStop) prove(ctx context.Context, prober *procstate.Prober, rec pro
 		return fmt.Errorf("it runs %q, not a gateway", live.Argv)
 	case len(rec.Argv) > 0 && !procstate.ArgvMatches(rec.Argv, live.Argv):
 		return fmt.Errorf("it runs %q, not the recorded command line", live.Argv)
+	}
+	uid := os.Getuid()
+	if h.UID != nil {
+		uid = *h.UID
+	}
+	o, err := prober.Owner(ctx, rec.PID)
+	switch {
+	case errors.Is(err, errors.ErrUnsupported) || uid < 0:
+	case err != nil:
+		return fmt.Errorf("who it runs as cannot be read: %w", err)
+	case o.Real != uid || o.Effective != uid:
+		return fmt.Errorf("it runs as %s, not as uid %d, the user this service is for", o, uid)
 	}
 	return nil
 }

@@ -201,7 +201,10 @@ that user, with their Hermes home, lock directory and login PATH.`,
 				if err != nil {
 					return service.Plan{}, err
 				}
-				c.StopHermes = supervisor.HermesStop{Layout: layout, Log: log}.StopHermes
+				// Only the gateway of the user the service runs as: under
+				// sudo the home may be another user's (see HermesStop.UID).
+				uid := c.UID
+				c.StopHermes = supervisor.HermesStop{Layout: layout, Log: log, UID: &uid}.StopHermes
 			}
 			if !f.dryRun {
 				if c.Password, err = service.Password(sg.getenv); err != nil {
