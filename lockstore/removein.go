@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 
 	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
@@ -27,6 +28,9 @@ func (s *Store) removeIn(ctx context.Context, ld *safefs.Dir, bin *sweepBin, nam
 		return
 	}
 	defer h.Release()
+	if s.beforeMove != nil {
+		s.beforeMove(e.Path)
+	}
 	if err := ld.MoveTo(name, to, aside); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			e.Action, e.Reason = ActionOK, "already gone"
@@ -37,7 +41,20 @@ func (s *Store) removeIn(ctx context.Context, ld *safefs.Dir, bin *sweepBin, nam
 	}
 	// As in remove: an unchanged stamp proves nobody replaced or rewrote
 	// the file since it was judged.
-	if st, err := to.Stamp(aside); err != nil || !st.Same(e.stamp) {
+	st, err := to.Stamp(aside)
+	if err == nil && !st.SameFile(e.stamp) {
+		err := to.LinkTo(aside, ld, name)
+		if err == nil {
+			_ = to.Remove(aside)
+		}
+		where := aside
+		if to != ld {
+			where = filepath.Join(binName, aside)
+		}
+		s.putBack(e, where, err)
+		return
+	}
+	if err != nil || !st.Same(e.stamp) {
 		now, _, err := to.Read(aside, MaxRecordSize+1)
 		if s.claimedSince(ctx, now, err, e) {
 			_ = to.LinkTo(aside, ld, name) // fails harmlessly if a newer file took the name

@@ -88,6 +88,10 @@ type Store struct {
 	// beforeRemove, set only by tests, runs between judging a file and
 	// renaming it: the window in which a gateway may claim it.
 	beforeRemove func(path string)
+	// beforeMove, set only by tests, runs after the file judged was
+	// checked (and locked, in the lock dir) and before its name is moved
+	// aside: the window in which the name may come to hold another file.
+	beforeMove func(path string)
 }
 
 // New returns a Store over l.

@@ -357,6 +357,9 @@ func (s *Store) remove(ctx context.Context, root *os.Root, name string, e *judge
 	if !s.stillJudged(root, name, e) {
 		return
 	}
+	if s.beforeMove != nil {
+		s.beforeMove(e.Path)
+	}
 	if err := root.Rename(name, stale); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			e.Action, e.Reason = ActionOK, "already gone"
@@ -367,7 +370,12 @@ func (s *Store) remove(ctx context.Context, root *os.Root, name string, e *judge
 	}
 	// The rename keeps the inode: an unchanged stamp proves nobody
 	// replaced or rewrote the file since it was judged, without reading it.
-	if st, err := safefs.RootStamp(root, stale); err != nil || !st.Same(e.stamp) {
+	st, err := safefs.RootStamp(root, stale)
+	if err == nil && !st.SameFile(e.stamp) {
+		s.putBack(e, stale, moveNoReplace(root, stale, name))
+		return
+	}
+	if err != nil || !st.Same(e.stamp) {
 		now, _, err := safefs.ReadRoot(root, stale, MaxRecordSize+1)
 		if s.claimedSince(ctx, now, err, e) {
 			_ = root.Link(stale, name) // fails harmlessly if a newer file took the name
@@ -380,6 +388,20 @@ func (s *Store) remove(ctx context.Context, root *os.Root, name string, e *judge
 		return
 	}
 	e.Action = ActionSwept
+}
+
+// putBack records what became of a file that took the name of the one
+// judged between its last check and its move aside (as aside): never
+// judged, it was put back under its name (err nil) and is left for the
+// next sweep, as a file replaced before the check is; else it stays where
+// it was moved, and the entry says where.
+func (s *Store) putBack(e *judged, aside string, err error) {
+	if err != nil {
+		s.fail(e, "put back", fmt.Errorf("another file took its name just before it was moved aside as %s, and it could not be moved back (move it back by hand): %w", aside, err))
+		return
+	}
+	e.Verdict, e.Action = procstate.Unknown, ActionKeep
+	e.Reason = "replaced by another file just before it was moved aside: put back, left alone for the next sweep"
 }
 
 // claimedSince looks again at the bytes now of a file that changed

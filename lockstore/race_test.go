@@ -1,0 +1,81 @@
+package lockstore
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/hermes-agent/hermes-supervisor/procstate"
+)
+
+// TestSweepRaceAfterTheHold replaces a stale file after the sweep has
+// checked and locked the file it judged, just before it moves the name
+// aside: what it moves is then another inode, never judged. Whatever that
+// file holds (a dead owner's record, bytes that are no record, which the
+// rules would quarantine, a live gateway's claim), it goes back under its
+// name, untouched, and is left for the next sweep.
+func TestSweepRaceAfterTheHold(t *testing.T) {
+	live := startProc(t, "block", true)
+	for _, where := range []struct {
+		name string
+		path func(Layout) string
+	}{
+		{"lock dir", func(l Layout) string { return l.ScopedLock("telegram-bot-token", "a") }},
+		{"home", func(l Layout) string { return l.PIDFile() }},
+	} {
+		for _, tt := range []struct {
+			name    string
+			replace func(t *testing.T, path string, l Layout) []byte
+		}{
+			{"a dead owner's record", func(t *testing.T, path string, l Layout) []byte {
+				return writeRecord(t, path, deadIdentity(t), l.Home)
+			}},
+			{"bytes that are no record", func(t *testing.T, path string, _ Layout) []byte {
+				b := []byte(`{"pid": 12, "start_ti`)
+				if err := os.WriteFile(path, b, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				return b
+			}},
+			{"a live gateway's claim", func(t *testing.T, path string, l Layout) []byte {
+				return writeRecord(t, path, live, l.Home)
+			}},
+		} {
+			t.Run(where.name+", "+tt.name, func(t *testing.T) {
+				s, l := newStore(t)
+				path := where.path(l)
+				writeRecord(t, path, deadIdentity(t), l.Home)
+				var want []byte
+				s.beforeMove = func(p string) {
+					if p != path {
+						return
+					}
+					tmp := p + ".new"
+					want = tt.replace(t, tmp, l)
+					if err := os.Rename(tmp, p); err != nil {
+						t.Fatal(err)
+					}
+				}
+				entries, err := s.Sweep(context.Background(), false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want == nil {
+					t.Fatal("the sweep never came to move the stale file")
+				}
+				got, err := os.ReadFile(path)
+				if err != nil || string(got) != string(want) {
+					t.Fatalf("the file that replaced the judged one was lost: %q, %v; want %q", got, err, want)
+				}
+				for _, e := range entries {
+					if e.Path == path && (e.Action != ActionKeep || e.Verdict != procstate.Unknown && e.Verdict != procstate.Alive) {
+						t.Errorf("entry %+v, want it kept", e)
+					}
+				}
+				if _, err := os.Stat(path + ".stale"); err == nil {
+					t.Error(".stale left behind")
+				}
+			})
+		}
+	}
+}
