@@ -40,6 +40,15 @@ func TestSweepRaceAfterTheHold(t *testing.T) {
 			{"a live gateway's claim", func(t *testing.T, path string, l Layout) []byte {
 				return writeRecord(t, path, live, l.Home)
 			}},
+			{"a symlink", func(t *testing.T, path string, l Layout) []byte {
+				// Read back through the link: the target's bytes.
+				target := path + ".target"
+				b := writeRecord(t, target, deadIdentity(t), l.Home)
+				if err := os.Symlink(target, path); err != nil {
+					t.Skipf("no symlinks here: %v", err)
+				}
+				return b
+			}},
 		} {
 			t.Run(where.name+", "+tt.name, func(t *testing.T) {
 				s, l := newStore(t)
@@ -62,6 +71,11 @@ func TestSweepRaceAfterTheHold(t *testing.T) {
 				}
 				if want == nil {
 					t.Fatal("the sweep never came to move the stale file")
+				}
+				if tt.name == "a symlink" {
+					if fi, err := os.Lstat(path); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+						t.Fatalf("the link that replaced the judged file is %v, %v; want it back under its name", fi, err)
+					}
 				}
 				got, err := os.ReadFile(path)
 				if err != nil || string(got) != string(want) {

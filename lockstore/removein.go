@@ -42,8 +42,15 @@ func (s *Store) removeIn(ctx context.Context, ld *safefs.Dir, bin *sweepBin, nam
 	// As in remove: an unchanged stamp proves nobody replaced or rewrote
 	// the file since it was judged.
 	st, err := to.Stamp(aside)
-	if err == nil && !st.SameFile(e.stamp) {
-		err := to.LinkTo(aside, ld, name)
+	if err == nil && !st.SameFile(e.stamp) || errors.Is(err, safefs.ErrNotRegular) {
+		// Linked back, never replacing: under its name, or else beside
+		// it, where no sweep removes it.
+		kept := name
+		err := to.LinkTo(aside, ld, kept)
+		if err != nil {
+			kept = name + replacedSuffix
+			err = to.LinkTo(aside, ld, kept)
+		}
 		if err == nil {
 			_ = to.Remove(aside)
 		}
@@ -51,7 +58,7 @@ func (s *Store) removeIn(ctx context.Context, ld *safefs.Dir, bin *sweepBin, nam
 		if to != ld {
 			where = filepath.Join(binName, aside)
 		}
-		s.putBack(e, where, err)
+		s.putBack(e, kept, where, err)
 		return
 	}
 	if err != nil || !st.Same(e.stamp) {

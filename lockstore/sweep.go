@@ -371,8 +371,14 @@ func (s *Store) remove(ctx context.Context, root *os.Root, name string, e *judge
 	// The rename keeps the inode: an unchanged stamp proves nobody
 	// replaced or rewrote the file since it was judged, without reading it.
 	st, err := safefs.RootStamp(root, stale)
-	if err == nil && !st.SameFile(e.stamp) {
-		s.putBack(e, stale, moveNoReplace(root, stale, name))
+	if err == nil && !st.SameFile(e.stamp) || errors.Is(err, safefs.ErrNotRegular) {
+		kept := name
+		err := moveNoReplace(root, stale, kept)
+		if err != nil {
+			kept = name + replacedSuffix
+			err = moveNoReplace(root, stale, kept)
+		}
+		s.putBack(e, kept, stale, err)
 		return
 	}
 	if err != nil || !st.Same(e.stamp) {
@@ -390,18 +396,26 @@ func (s *Store) remove(ctx context.Context, root *os.Root, name string, e *judge
 	e.Action = ActionSwept
 }
 
+// replacedSuffix names where a file that took a judged file's name is
+// put when the name was taken once more: no sweep judges or removes it.
+const replacedSuffix = ".replaced"
+
 // putBack records what became of a file that took the name of the one
 // judged between its last check and its move aside (as aside): never
-// judged, it was put back under its name (err nil) and is left for the
-// next sweep, as a file replaced before the check is; else it stays where
-// it was moved, and the entry says where.
-func (s *Store) putBack(e *judged, aside string, err error) {
+// judged, it was moved back, never replacing a file, as kept (err nil),
+// its own name or, were that taken again, that name with replacedSuffix,
+// and is left for the next sweep, as a file replaced before the check is;
+// else it is still at aside, and the entry says so.
+func (s *Store) putBack(e *judged, kept, aside string, err error) {
 	if err != nil {
 		s.fail(e, "put back", fmt.Errorf("another file took its name just before it was moved aside as %s, and it could not be moved back (move it back by hand): %w", aside, err))
 		return
 	}
 	e.Verdict, e.Action = procstate.Unknown, ActionKeep
 	e.Reason = "replaced by another file just before it was moved aside: put back, left alone for the next sweep"
+	if base := filepath.Base(e.Path); kept != base {
+		e.Reason = "replaced by another file just before it was moved aside, and its name taken again since: kept as " + kept
+	}
 }
 
 // claimedSince looks again at the bytes now of a file that changed

@@ -156,7 +156,9 @@ func (h HermesStop) prove(ctx context.Context, prober *procstate.Prober, rec pro
 	}
 	o, err := prober.Owner(ctx, rec.PID)
 	switch {
-	case errors.Is(err, errors.ErrUnsupported) || uid < 0:
+	case errors.Is(err, errors.ErrUnsupported):
+	case uid < 0:
+		return fmt.Errorf("the service's user has no uid (%d) to check it against", uid)
 	case err != nil:
 		return fmt.Errorf("who it runs as cannot be read: %w", err)
 	case o.Real != uid || o.Effective != uid:

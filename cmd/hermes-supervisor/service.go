@@ -67,6 +67,9 @@ func serviceCmd(g *globals, install, wait bool, use, short, long string, plan fu
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f := underSudo(g, f, install)
+			if err := refuseUserUnitUnderSudo(g, f, use); err != nil {
+				return err
+			}
 			sg, c, err := serviceConfig(cmd.Context(), g, f)
 			if err != nil {
 				return err
@@ -290,6 +293,23 @@ func underSudo(g *globals, f *serviceFlags, install bool) *serviceFlags {
 	return &sf
 }
 
+// refuseUserUnitUnderSudo refuses to install or uninstall a user service
+// under sudo: that is root's own, written or removed by root under the
+// HOME sudo gave it, which -E, env_keep and macOS' default keep the
+// user's, where a link they planted decides where root writes. (Writes and
+// removals also go only through directories of root's, see
+// service.Plan.Apply; this says what to do instead.) start and stop
+// change no file and are left alone.
+func refuseUserUnitUnderSudo(g *globals, f *serviceFlags, use string) error {
+	verb, _, _ := strings.Cut(use, " ")
+	u := sudoUser(g)
+	if f.system || u == "" || verb != "install" && verb != "uninstall" {
+		return nil
+	}
+	return fmt.Errorf("under sudo, %s would act on a user service of root's, under HOME (%s), not on %s's: run `hermes-supervisor %s` as %s without sudo, or pass --system for the machine's service",
+		verb, g.getenv("HOME"), u, verb, u)
+}
+
 // serviceConfig pins everything the service needs at install time: the
 // service manager's environment is not the shell's, so the home and lock
 // dir are written into the definition rather than resolved again there.
@@ -299,13 +319,6 @@ func underSudo(g *globals, f *serviceFlags, install bool) *serviceFlags {
 func serviceConfig(ctx context.Context, g *globals, f *serviceFlags) (*globals, service.Config, error) {
 	sg := g
 	var acct *service.Account
-	if sudoUser := sudoUser(g); !f.system && sudoUser != "" {
-		// Root would write the unit or plist into the user's home,
-		// through whatever links they planted there: a root-owned file
-		// wherever they point.
-		return nil, service.Config{}, fmt.Errorf("under sudo, a user service would be written by root into %s's files: run `hermes-supervisor install` as %s without sudo, or pass --system for a service that runs as %s",
-			sudoUser, sudoUser, sudoUser)
-	}
 	if sudoUser := sudoUser(g); f.system && sudoUser != "" {
 		a, err := service.LookupAccount(ctx, sudoUser)
 		if err != nil {

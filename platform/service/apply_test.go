@@ -68,3 +68,69 @@ func TestApplyWriteNeverFollowsALink(t *testing.T) {
 		})
 	}
 }
+
+// TestApplyNeverGoesThroughALinkedDirectory plants the link one level up:
+// the definition's directory is another user's link to a directory of
+// root's, as a user could make ~/.config/systemd/user point at
+// /etc/systemd/system before root runs install with their HOME. Writing
+// and removing there is refused, and nothing is written or removed where
+// the link points. (A link of our own is ours to follow.)
+func TestApplyNeverGoesThroughALinkedDirectory(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a link of another user's needs root to make")
+	}
+	dir := testdir.New(t)
+	elsewhere := filepath.Join(dir, "etc-systemd-system")
+	if err := os.Mkdir(elsewhere, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	victim := filepath.Join(elsewhere, "hermes-supervisor.service")
+	if err := os.WriteFile(victim, []byte("root's own\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	units := filepath.Join(dir, "user")
+	if err := os.Symlink(elsewhere, units); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	if err := os.Lchown(units, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	unit := filepath.Join(units, "hermes-supervisor.service")
+	for _, p := range []Plan{
+		{Steps: []Step{{Write: &File{Path: unit, Mode: 0o644, Data: []byte("[Unit]\n")}}}},
+		{Steps: []Step{{Remove: unit}}},
+	} {
+		if err := p.Apply(context.Background(), nil); err == nil {
+			t.Errorf("%+v through a linked directory: no error", p.Steps[0])
+		}
+		if got, err := os.ReadFile(victim); err != nil || string(got) != "root's own\n" {
+			t.Fatalf("the file where the link points became %q, %v", got, err)
+		}
+		if left, _ := os.ReadDir(elsewhere); len(left) != 1 {
+			t.Errorf("the directory the link points at holds %v", left)
+		}
+	}
+}
+
+// TestApplyNeverWritesInAnotherUsersDirectory is root, with a HOME that
+// is another user's (su -p, a doas that keeps it): the user's unit
+// directory is theirs, so root writes nothing there.
+func TestApplyNeverWritesInAnotherUsersDirectory(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a directory of another user's needs root to make")
+	}
+	units := filepath.Join(testdir.New(t), "user")
+	if err := os.Mkdir(units, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(units, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	p := Plan{Steps: []Step{{Write: &File{Path: filepath.Join(units, "hermes-supervisor.service"), Mode: 0o644, Data: []byte("[Unit]\n")}}}}
+	if err := p.Apply(context.Background(), nil); err == nil {
+		t.Error("root wrote a definition into another user's directory")
+	}
+	if left, _ := os.ReadDir(units); len(left) != 0 {
+		t.Errorf("the directory holds %v", left)
+	}
+}

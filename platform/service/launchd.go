@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"html"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -371,7 +370,7 @@ func (l Launchd) load(ctx context.Context, label, dom, path string, old []byte, 
 	if old == nil {
 		return fmt.Errorf("%w: no earlier definition to load back, so nothing of ours is loaded: fix the cause, then run `hermes-supervisor install` again", err)
 	}
-	if werr := os.WriteFile(path, old, 0o644); werr != nil {
+	if werr := writeDefinition(File{Path: path, Mode: 0o644, Data: old}); werr != nil {
 		return errors.Join(err, fmt.Errorf("writing the old definition back: %w: nothing of ours is loaded; run `hermes-supervisor install` again", werr))
 	}
 	if _, perr := l.output(ctx, []string{"launchctl", "print", target}); perr == nil {
