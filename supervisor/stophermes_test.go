@@ -99,14 +99,7 @@ func (e *stopHermesEnv) waitDead(id procstate.Identity, what string) {
 func (e *stopHermesEnv) startGateway(args ...string) (exited func() error) {
 	e.t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{demogateway.Command, "-home", e.layout.Home, "-lock-dir", e.layout.LockDir}, args...)...)
-	cmd.Env = append(os.Environ(), "HERMES_HOME="+e.layout.Home, "HERMES_GATEWAY_LOCK_DIR="+e.layout.LockDir)
-	var env []string
-	for _, kv := range cmd.Env {
-		if !strings.HasPrefix(kv, EnvNonce+"=") {
-			env = append(env, kv)
-		}
-	}
-	cmd.Env = env
+	cmd.Env = gatewayEnv(e.layout)
 	if err := cmd.Start(); err != nil {
 		e.t.Fatal(err)
 	}
@@ -118,6 +111,18 @@ func (e *stopHermesEnv) startGateway(args ...string) (exited func() error) {
 		<-done
 	})
 	return func() error { <-done; return err }
+}
+
+// gatewayEnv is this process's environment for a gateway Hermes itself
+// runs for l: its home and lock dir, and no supervisor's nonce.
+func gatewayEnv(l lockstore.Layout) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, EnvNonce+"=") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "HERMES_HOME="+l.Home, "HERMES_GATEWAY_LOCK_DIR="+l.LockDir)
 }
 
 // grandchild returns the identity of the gateway's grandchild, once the

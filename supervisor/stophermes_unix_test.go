@@ -46,12 +46,7 @@ func TestStopHermesSparesAnotherUsersGateway(t *testing.T) {
 	ready := filepath.Join(e.layout.Home, "grandchild.pid")
 	cmd := exec.Command(bin, demogateway.Command, "-home", e.layout.Home, "-lock-dir", e.layout.LockDir,
 		"-spawn-grandchild", "-grandchild-pid-file", ready)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, EnvNonce+"=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "HERMES_HOME="+e.layout.Home, "HERMES_GATEWAY_LOCK_DIR="+e.layout.LockDir, "TMPDIR=/tmp")
+	cmd.Env = append(gatewayEnv(e.layout), "TMPDIR=/tmp")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
