@@ -2,6 +2,7 @@ package lockstore
 
 import (
 	"context"
+	"errors"
 	"os"
 	"testing"
 
@@ -91,5 +92,25 @@ func TestSweepRaceAfterTheHold(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestKeepAs: a put-back takes the file's own name when free, else the
+// first free name.replaced[.N], and gives up on another error.
+func TestKeepAs(t *testing.T) {
+	taken := map[string]bool{"a.lock": true, "a.lock.replaced": true, "a.lock.replaced.1": true}
+	var tried []string
+	got, err := keepAs("a.lock", func(n string) error {
+		tried = append(tried, n)
+		if taken[n] {
+			return os.ErrExist
+		}
+		return nil
+	})
+	if err != nil || got != "a.lock.replaced.2" || len(tried) != 4 {
+		t.Errorf("keepAs = %q, %v after %v; want a.lock.replaced.2", got, err, tried)
+	}
+	if got, err := keepAs("b", func(string) error { return os.ErrPermission }); !errors.Is(err, os.ErrPermission) || got != "b" {
+		t.Errorf("keepAs with a failing move = %q, %v", got, err)
 	}
 }

@@ -45,12 +45,7 @@ func (s *Store) removeIn(ctx context.Context, ld *safefs.Dir, bin *sweepBin, nam
 	if err == nil && !st.SameFile(e.stamp) || errors.Is(err, safefs.ErrNotRegular) {
 		// Linked back, never replacing: under its name, or else beside
 		// it, where no sweep removes it.
-		kept := name
-		err := to.LinkTo(aside, ld, kept)
-		if err != nil {
-			kept = name + replacedSuffix
-			err = to.LinkTo(aside, ld, kept)
-		}
+		kept, err := keepAs(name, func(n string) error { return to.LinkTo(aside, ld, n) })
 		if err == nil {
 			_ = to.Remove(aside)
 		}

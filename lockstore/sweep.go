@@ -372,12 +372,7 @@ func (s *Store) remove(ctx context.Context, root *os.Root, name string, e *judge
 	// replaced or rewrote the file since it was judged, without reading it.
 	st, err := safefs.RootStamp(root, stale)
 	if err == nil && !st.SameFile(e.stamp) || errors.Is(err, safefs.ErrNotRegular) {
-		kept := name
-		err := moveNoReplace(root, stale, kept)
-		if err != nil {
-			kept = name + replacedSuffix
-			err = moveNoReplace(root, stale, kept)
-		}
+		kept, err := keepAs(name, func(n string) error { return moveNoReplace(root, stale, n) })
 		s.putBack(e, kept, stale, err)
 		return
 	}
@@ -400,15 +395,37 @@ func (s *Store) remove(ctx context.Context, root *os.Root, name string, e *judge
 // put when the name was taken once more: no sweep judges or removes it.
 const replacedSuffix = ".replaced"
 
+// keepAs gives a file back the name name with move, which never replaces
+// a file (it fails with os.ErrExist), or else the first free one of
+// name.replaced, name.replaced.1, ... (at most maxQuarantines), and
+// returns the name it got.
+func keepAs(name string, move func(string) error) (string, error) {
+	err := move(name)
+	if !errors.Is(err, os.ErrExist) {
+		return name, err
+	}
+	for i := range maxQuarantines {
+		n := name + replacedSuffix
+		if i > 0 {
+			n += "." + strconv.Itoa(i)
+		}
+		if err = move(n); !errors.Is(err, os.ErrExist) {
+			return n, err
+		}
+	}
+	return "", err
+}
+
 // putBack records what became of a file that took the name of the one
 // judged between its last check and its move aside (as aside): never
 // judged, it was moved back, never replacing a file, as kept (err nil),
-// its own name or, were that taken again, that name with replacedSuffix,
-// and is left for the next sweep, as a file replaced before the check is;
-// else it is still at aside, and the entry says so.
+// its own name or, were that taken again, a name keepAs found, and is left
+// for the next sweep, as a file replaced before the check is; else it is
+// still at aside, where a later sweep takes it for a leftover, and the
+// entry says so.
 func (s *Store) putBack(e *judged, kept, aside string, err error) {
 	if err != nil {
-		s.fail(e, "put back", fmt.Errorf("another file took its name just before it was moved aside as %s, and it could not be moved back (move it back by hand): %w", aside, err))
+		s.fail(e, "put back", fmt.Errorf("another file took its name just before it was moved aside as %s, and it could not be moved back; move it back by hand before a later sweep removes it as a leftover: %w", aside, err))
 		return
 	}
 	e.Verdict, e.Action = procstate.Unknown, ActionKeep

@@ -92,6 +92,9 @@ func writeDefinition(f File) error {
 // a file elsewhere (a link at path itself is removed, not its target).
 func removeDefinition(path string) error {
 	dir, base := filepath.Split(path)
+	if err := safefs.MayWrite(dir); errors.Is(err, os.ErrPermission) {
+		return err // as writeDefinition: install explains a permission error
+	}
 	root, _, err := safefs.OpenDir(filepath.Clean(dir), false)
 	if err == nil {
 		defer root.Close()
