@@ -1,0 +1,47 @@
+package systemdtest
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSudoMigrateSparesAnotherUsersGateway is review's attack on `sudo
+// install --system --migrate` under a real systemd: mallory, whose sudo
+// right is that command, names bob's Hermes home in her config file, where
+// a gateway Hermes itself runs as bob proves itself by its own records.
+// Hermes' own `gateway stop`, run as mallory, could not signal it; root,
+// for her, must not either. Install fails with one line naming both uids,
+// and bob's gateway runs on, with no planned-stop marker.
+func TestSudoMigrateSparesAnotherUsersGateway(t *testing.T) {
+	m := mallory(t)
+	m.must("sh", "-c", `echo 'mallory ALL=(root) NOPASSWD:SETENV: /usr/local/bin/hermes-supervisor install --system --migrate' >>/etc/sudoers.d/mallory`)
+	m.must("useradd", "-m", "bob")
+	bob := m.uid("bob")
+	m.must("sh", "-c", `mkdir -p /home/bob/.hermes && chown -R bob: /home/bob`)
+	m.must("setpriv", "--reuid=bob", "--regid=bob", "--init-groups", "env", "-i", "HOME=/home/bob", "PATH=/usr/bin:/bin", "sh", "-c",
+		`HERMES_HOME=/home/bob/.hermes setsid /usr/local/bin/hermes-supervisor demo-gateway </dev/null >/home/bob/gateway.log 2>&1 &`)
+	// Polled, with a deadline: the gateway writes the file in another
+	// process, inside the container, and nothing here is told.
+	pid := strings.TrimSpace(m.must("sh", "-c", `for i in $(seq 200); do
+  p=$(sed -n 's/.*"pid": *\([0-9]*\).*/\1/p' /home/bob/.hermes/gateway.pid 2>/dev/null)
+  [ -n "$p" ] && echo "$p" && exit 0
+  sleep 0.05
+done; cat /home/bob/gateway.log; exit 1`))
+	m.must("sh", "-c", `printf '{"home": "/home/bob/.hermes"}' >/home/mallory/.hermes/hermes-supervisor.json && chown mallory: /home/mallory/.hermes/hermes-supervisor.json`)
+	t.Cleanup(func() {
+		_, _ = m.exec(60*time.Second, "sh", "-c", `systemctl disable --now `+unit+`; rm -f /etc/systemd/system/`+unit+`; kill `+pid)
+	})
+
+	out, err := m.execAs(user, 120*time.Second, "sudo", "-n", "/usr/local/bin/hermes-supervisor", "install", "--system", "--migrate")
+	mallory := m.uid(user)
+	if exitCode(err) == 0 || !strings.Contains(out, "runs as uid "+bob+", not as uid "+mallory+", the user this service is for") {
+		t.Errorf("sudo install --system --migrate over bob's home: exit %d, want non-zero naming uid %s and %s:\n%s", exitCode(err), bob, mallory, out)
+	}
+	if _, err := m.exec(5*time.Second, "kill", "-0", pid); err != nil {
+		t.Errorf("bob's gateway %s is gone: root stopped it for mallory\n%s", pid, out)
+	}
+	if _, err := m.exec(5*time.Second, "test", "-e", "/home/bob/.hermes/.gateway-planned-stop.json"); err == nil {
+		t.Errorf("a planned-stop marker was written into bob's home\n%s", out)
+	}
+}
