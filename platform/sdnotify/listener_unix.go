@@ -25,7 +25,7 @@ const maxSocketPath = 100
 // directory, and a gateway may run for longer than /tmp's age limit. The
 // first of dir, $XDG_RUNTIME_DIR, the temporary directory and /tmp is used
 // that is an absolute directory no other user can swap entries in (not
-// writable by others, or sticky) and whose socket path fits in sun_path:
+// writable by its group or others, or sticky) and whose socket path fits in sun_path:
 // a longer path would reach Hermes as an address it cannot connect to.
 // notifyDir is the socket's private directory, removed on Close, and the
 // directory held open with a shared flock (see makeNotifyDir).
@@ -59,8 +59,10 @@ func tryNotifyDir(parent string) (d, path string, lock *os.File, err error) {
 	switch {
 	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
 		return "", "", nil, fmt.Errorf("%s is not a directory", parent)
-	case st.Mode&0o002 != 0 && st.Mode&unix.S_ISVTX == 0:
-		return "", "", nil, fmt.Errorf("%s has mode %#o: any user may rename what is in it", parent, st.Mode&0o7777)
+	case st.Mode&0o022 != 0 && st.Mode&unix.S_ISVTX == 0:
+		// A member of the group could rename our directory and put
+		// theirs in its place: the gateway would report to them.
+		return "", "", nil, fmt.Errorf("%s has mode %#o: other users may rename what is in it", parent, st.Mode&0o7777)
 	}
 	// The longest name MkdirTemp makes: the prefix and ten digits.
 	if n := len(filepath.Join(parent, notifyDirPrefix+"0123456789", "n")); n >= maxSocketPath {

@@ -24,14 +24,18 @@ func TestListenNotifyPlacesItsSocketSafely(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(base) })
 	long := filepath.Join(base, strings.Repeat("d", 120-len(base)))
 	open := filepath.Join(base, "open")
+	group := filepath.Join(base, "group")
 	sticky := filepath.Join(base, "sticky")
-	for _, d := range []string{long, open, sticky} {
+	for _, d := range []string{long, open, group, sticky} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// Chmod, not the umask-narrowed mode of MkdirAll.
 	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(group, 0o770); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(sticky, 0o777|os.ModeSticky); err != nil {
@@ -44,6 +48,9 @@ func TestListenNotifyPlacesItsSocketSafely(t *testing.T) {
 		{"private", base, true},
 		{"sticky and open to all, as /tmp", sticky, true},
 		{"open to all without the sticky bit", open, false},
+		// A member of the group could swap the socket's directory for one
+		// of theirs: the gateway would report to them, and never be ready.
+		{"open to its group without the sticky bit", group, false},
 		{"too long for sun_path", long, false},
 		{"relative", "relative", false},
 	} {
