@@ -123,7 +123,9 @@ func (h HermesStop) StopHermes(ctx context.Context) error {
 	if !same() {
 		return fmt.Errorf("%w: %s changed while it was asked to stop; left alone", ErrHermesStillRuns, rec)
 	}
-	killed, kerr := f.KillTree()
+	// Its descendants too run as the service's user, or are spared: a
+	// setuid one is not the user's to signal, and Hermes' own stop could not.
+	killed, kerr := f.KillTree(func(pid int) bool { return h.checkOwner(ctx, prober, pid) != nil })
 	log.Warn("Hermes' gateway did not stop within the wait; killed its tree", zap.Int("pid", rec.PID), zap.Ints("killed", killed), zap.Duration("wait", wait), zap.Error(kerr))
 	kctx, cancel := context.WithTimeout(ctx, hermesKillWait)
 	defer cancel()
@@ -150,11 +152,17 @@ func (h HermesStop) prove(ctx context.Context, prober *procstate.Prober, rec pro
 	case len(rec.Argv) > 0 && !procstate.ArgvMatches(rec.Argv, live.Argv):
 		return fmt.Errorf("it runs %q, not the recorded command line", live.Argv)
 	}
+	return h.checkOwner(ctx, prober, rec.PID)
+}
+
+// checkOwner checks that pid runs as the service's user (h.UID), where
+// processes have uids.
+func (h HermesStop) checkOwner(ctx context.Context, prober *procstate.Prober, pid int) error {
 	uid := os.Getuid()
 	if h.UID != nil {
 		uid = *h.UID
 	}
-	o, err := prober.Owner(ctx, rec.PID)
+	o, err := prober.Owner(ctx, pid)
 	switch {
 	case errors.Is(err, errors.ErrUnsupported):
 	case uid < 0:

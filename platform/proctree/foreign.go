@@ -94,8 +94,11 @@ func (f *Foreign) Wait(ctx context.Context) error { return f.wait(ctx) }
 // earlier than its parent while the parent still held its pid, so a stale
 // parent link never names a stranger. The root is stopped (POSIX) or
 // killed first so it cannot start more, and the walk is repeated until it
-// finds nothing new. It returns the pids it killed.
-func (f *Foreign) KillTree() ([]int, error) { return f.killTree() }
+// finds nothing new. A descendant spare reports true for (pinned, so its
+// pid is its own) is neither signalled nor walked below: one that runs as
+// another user, say, whom the caller's own rules could not signal. nil
+// spares none. It returns the pids it killed.
+func (f *Foreign) KillTree(spare func(pid int) bool) ([]int, error) { return f.killTree(spare) }
 
 // Close releases the pins.
 func (f *Foreign) Close() { f.close() }

@@ -79,7 +79,7 @@ type foreignMember struct {
 	h handle
 }
 
-func (f *Foreign) killTree() ([]int, error) {
+func (f *Foreign) killTree(spare func(pid int) bool) ([]int, error) {
 	root := f.sys.e
 	// Stopped first: a stopped process cannot fork while its children
 	// are looked for.
@@ -117,7 +117,8 @@ func (f *Foreign) killTree() ([]int, error) {
 				// Read after the child is pinned: its parent link is
 				// current, and a parent that still holds its pid, and
 				// started no later, is the one it names.
-				if err != nil || now.start != e.start || now.ppid != parent.pid || now.start < parent.start || !ph.unreaped(parent) {
+				if err != nil || now.start != e.start || now.ppid != parent.pid || now.start < parent.start || !ph.unreaped(parent) ||
+					spare != nil && spare(now.pid) {
 					h.close()
 					continue
 				}

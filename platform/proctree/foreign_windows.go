@@ -90,7 +90,7 @@ func (f *Foreign) wait(ctx context.Context) error {
 // walks the process snapshot for children of what it killed, pinning each
 // and killing it, until a walk finds nothing new: a child started between
 // two walks is found by the next.
-func (f *Foreign) killTree() ([]int, error) {
+func (f *Foreign) killTree(spare func(pid int) bool) ([]int, error) {
 	var errs []error
 	if err := windows.TerminateProcess(f.sys.h, 1); err != nil && !exited(f.sys.h) {
 		return nil, fmt.Errorf("terminate process %d: %w", f.pid, err)
@@ -124,7 +124,7 @@ func (f *Foreign) killTree() ([]int, error) {
 				// The parent is pinned (or was killed while pinned), so
 				// its pid is its own; a child created before it names an
 				// earlier owner of that pid.
-				if created < pc {
+				if created < pc || spare != nil && spare(int(p.ProcessID)) {
 					windows.CloseHandle(h)
 					continue
 				}

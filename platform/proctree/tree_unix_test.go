@@ -53,6 +53,16 @@ func TestMain(m *testing.M) {
 			os.Exit(3)
 		}
 		os.Stdout.WriteString(strconv.Itoa(gc.Process.Pid) + "\n")
+		if os.Getenv("PLATFORM_NOBODY_TOO") != "" {
+			// A second child, of another user: as a setuid one would be.
+			other := exec.Command(os.Args[0])
+			other.Env = append(os.Environ(), "PLATFORM_HELPER=sleep")
+			other.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+			if err := other.Start(); err != nil {
+				os.Exit(3)
+			}
+			os.Stdout.WriteString(strconv.Itoa(other.Process.Pid) + "\n")
+		}
 		if os.Getenv("PLATFORM_EXIT") != "" {
 			os.Exit(0)
 		}
