@@ -16,4 +16,4 @@ var linkReplacement = &raceReplacement{"a symlink", func(t *testing.T, path stri
 		t.Fatal(err)
 	}
 	return b
-}}
+}, true}

@@ -311,17 +311,23 @@ const maxQuarantines = 1000
 // <name>.corrupt, <name>.corrupt.1, ... and returns it. The move never
 // replaces a file, so an earlier quarantine's bytes are never lost.
 func quarantine(root *os.Root, name string) (string, error) {
+	return firstFree(name+".corrupt", func(dst string) error { return moveNoReplace(root, name, dst) })
+}
+
+// firstFree moves a file, with move (which never replaces one: it fails
+// with os.ErrExist), to the first free name of base, base.1, ... (at most
+// maxQuarantines of them), and returns the name it got.
+func firstFree(base string, move func(string) error) (string, error) {
 	for i := range maxQuarantines {
-		dst := name + ".corrupt"
+		dst := base
 		if i > 0 {
 			dst += "." + strconv.Itoa(i)
 		}
-		err := moveNoReplace(root, name, dst)
-		if !errors.Is(err, os.ErrExist) {
+		if err := move(dst); !errors.Is(err, os.ErrExist) {
 			return dst, err
 		}
 	}
-	return "", fmt.Errorf("%s.corrupt through .corrupt.%d all exist: %w", name, maxQuarantines-1, os.ErrExist)
+	return "", fmt.Errorf("%s through %s.%d all exist: %w", base, base, maxQuarantines-1, os.ErrExist)
 }
 
 // moveNoReplace renames name to dst inside root, failing with os.ErrExist
@@ -397,23 +403,12 @@ const replacedSuffix = ".replaced"
 
 // keepAs gives a file back the name name with move, which never replaces
 // a file (it fails with os.ErrExist), or else the first free one of
-// name.replaced, name.replaced.1, ... (at most maxQuarantines), and
-// returns the name it got.
+// name.replaced, name.replaced.1, ..., and returns the name it got.
 func keepAs(name string, move func(string) error) (string, error) {
-	err := move(name)
-	if !errors.Is(err, os.ErrExist) {
+	if err := move(name); !errors.Is(err, os.ErrExist) {
 		return name, err
 	}
-	for i := range maxQuarantines {
-		n := name + replacedSuffix
-		if i > 0 {
-			n += "." + strconv.Itoa(i)
-		}
-		if err = move(n); !errors.Is(err, os.ErrExist) {
-			return n, err
-		}
-	}
-	return "", err
+	return firstFree(name+replacedSuffix, move)
 }
 
 // putBack records what became of a file that took the name of the one

@@ -17,21 +17,9 @@ const defaultStartTolerance = 1
 // structure gopsutil also reads for the create time: gopsutil's Status
 // would fork /bin/ps on every judgement, and ignore its failure.
 func readLive(_ context.Context, pid int) (liveState, error) {
-	k, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
-	switch {
-	case errors.Is(err, unix.EIO):
-		// x/sys reports a reply of the wrong size so; for one pid the
-		// kernel returns nothing when no process has it.
-		if kerr := unix.Kill(pid, 0); errors.Is(kerr, unix.ESRCH) {
-			return liveState{}, fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
-		}
-		return liveState{}, fmt.Errorf("pid %d: kinfo_proc: %w", pid, err)
-	case errors.Is(err, unix.ESRCH):
-		return liveState{}, fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
-	case err != nil:
-		return liveState{}, classify(pid, err)
-	case int(k.Proc.P_pid) != pid:
-		return liveState{}, fmt.Errorf("pid %d: kinfo_proc names pid %d", pid, k.Proc.P_pid)
+	k, err := kinfo(pid)
+	if err != nil {
+		return liveState{}, err
 	}
 	tv := k.Proc.P_starttime
 	return kinfoLive(k.Proc.P_stat, k.Eproc.Ucred.Uid, int64(tv.Sec), int64(tv.Usec)), nil
@@ -45,17 +33,33 @@ func otherUser(err error) bool { return errors.Is(err, unix.EINVAL) }
 // Process), which psutil reports alive.
 const pidZeroExists = true
 
+// kinfo reads pid's kinfo_proc.
+func kinfo(pid int) (*unix.KinfoProc, error) {
+	k, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
+	switch {
+	case errors.Is(err, unix.EIO):
+		// x/sys reports a reply of the wrong size so; for one pid the
+		// kernel returns nothing when no process has it.
+		if kerr := unix.Kill(pid, 0); errors.Is(kerr, unix.ESRCH) {
+			return nil, fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
+		}
+		return nil, fmt.Errorf("pid %d: kinfo_proc: %w", pid, err)
+	case errors.Is(err, unix.ESRCH):
+		return nil, fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
+	case err != nil:
+		return nil, classify(pid, err)
+	case int(k.Proc.P_pid) != pid:
+		return nil, fmt.Errorf("pid %d: kinfo_proc names pid %d", pid, k.Proc.P_pid)
+	}
+	return k, nil
+}
+
 // owner reads the real and effective uid from the kinfo_proc readLive
 // reads.
 func owner(_ context.Context, pid int) (Owner, error) {
-	k, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
-	switch {
-	case errors.Is(err, unix.ESRCH), errors.Is(err, unix.EIO) && errors.Is(unix.Kill(pid, 0), unix.ESRCH):
-		return Owner{}, fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
-	case err != nil:
-		return Owner{}, classify(pid, err)
-	case int(k.Proc.P_pid) != pid:
-		return Owner{}, fmt.Errorf("pid %d: kinfo_proc names pid %d", pid, k.Proc.P_pid)
+	k, err := kinfo(pid)
+	if err != nil {
+		return Owner{}, err
 	}
 	return Owner{Real: int(k.Eproc.Pcred.P_ruid), Effective: int(k.Eproc.Ucred.Uid)}, nil
 }

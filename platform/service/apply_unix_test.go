@@ -39,7 +39,7 @@ func TestApplyWriteNeverFollowsALink(t *testing.T) {
 				t.Fatal(err)
 			}
 			if err := os.Symlink(target, unit); err != nil {
-				t.Skipf("no symlinks here: %v", err)
+				t.Fatal(err)
 			}
 			var p Plan
 			p.write(unit, 0o644, []byte("[Unit]\n"))
@@ -92,7 +92,7 @@ func TestApplyNeverGoesThroughALinkedDirectory(t *testing.T) {
 	}
 	units := filepath.Join(dir, "user")
 	if err := os.Symlink(elsewhere, units); err != nil {
-		t.Skipf("no symlinks here: %v", err)
+		t.Fatal(err)
 	}
 	if err := os.Lchown(units, 65534, 65534); err != nil {
 		t.Fatal(err)
