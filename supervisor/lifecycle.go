@@ -223,7 +223,7 @@ func (s *Supervisor) exited(e Exit) {
 	s.owned = ownedLocks{looking: s.owned.looking}
 	s.lastExit = &e
 	s.log.Info("gateway exited", zap.Int("pid", child.PID), zap.Stringer("exit", e),
-		zap.Duration("uptime", e.Uptime))
+		zap.Duration("uptime", e.Uptime), heldLine())
 	// Unless a new gateway started at once (its housekeep closes them),
 	// what the ended watch left is closed now.
 	defer func() {

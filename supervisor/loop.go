@@ -46,6 +46,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		}
 		s.spareOut.close()
 	}()
+	defer s.hold.flush()
 	s.begin(loopCtx)
 	s.feedOwn()
 	s.armGuard()
@@ -57,6 +58,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 			s.fire(onStop, "supervisor asked to stop")
 		case ev := <-s.events:
 			s.handle(ev)
+			s.hold.flush()
 		case r := <-s.statusReq:
 			r <- Response{OK: true, Status: s.statusNow()}
 		case <-timerC(s.timers.backoff):

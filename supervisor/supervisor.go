@@ -91,6 +91,8 @@ type Supervisor struct {
 	// timing times the restart under way, from the exit to the next
 	// start; nil unless debug logging is on (see timing.go).
 	timing *timing
+	// hold holds back the exit's log line from the restart's path.
+	hold *lineHold
 	// devNull is every gateway's stdin (see nullInput); Run closes it.
 	devNull *os.File
 	// spareOut is the next gateway's output pipes (see housekeep); Run
@@ -120,6 +122,8 @@ func New(cfg Config, log *zap.Logger, clock Clock, prober *procstate.Prober) (*S
 		log.Warn("cannot read the boot id; a successor will not reclaim our gateway", zap.Error(err))
 	}
 	nonce, hashed := newNonce()
+	hold := &lineHold{}
+	log = hold.wrap(log)
 	profile, named := lockstore.NamedProfile(cfg.Layout.Home)
 	if !named {
 		profile = lockstore.DefaultProfile
@@ -136,6 +140,7 @@ func New(cfg Config, log *zap.Logger, clock Clock, prober *procstate.Prober) (*S
 		hashed:    hashed,
 		cfg:       cfg,
 		log:       log,
+		hold:      hold,
 		clock:     clock,
 		prober:    prober,
 		store:     lockstore.New(cfg.Layout, prober, log, clock.Now).WithGatewayCommand(cfg.Command).WithWorkers(cfg.SweepWorkers),

@@ -225,6 +225,39 @@ func TestSIGKILLTwentyTimes(t *testing.T) {
 	if len(leftovers) > 0 {
 		t.Fatalf("leftover files: %v", leftovers)
 	}
+	exitedInOrder(t, h.logs.All())
+}
+
+// exitedInOrder checks that the line held back from the restart's path
+// (lineHold) still reads in its place: each gateway's "gateway exited"
+// comes after it started and before the release of its files and the
+// next gateway's start.
+func exitedInOrder(t *testing.T, logs []observer.LoggedEntry) {
+	t.Helper()
+	running := 0 // the pid of the last start not yet followed by its exit
+	exits := 0
+	for _, e := range logs {
+		f := e.ContextMap()
+		pid, _ := f["pid"].(int64)
+		switch {
+		case e.Message == "state" && f["reason"] == "gateway started, waiting for it to be ready":
+			if running != 0 {
+				t.Fatalf("gateway %d started before gateway %d's exit was logged", pid, running)
+			}
+			running = int(pid)
+		case e.Message == "gateway exited":
+			if int(pid) != running {
+				t.Fatalf("exit of %d logged while %d ran", pid, running)
+			}
+			running = 0
+			exits++
+		case e.Message == "sweep" && f["reason"] == "released: its gateway exited" && running != 0:
+			t.Fatalf("released gateway %d's %v before its exit was logged", running, f["path"])
+		}
+	}
+	if exits == 0 {
+		t.Fatal("no exit logged")
+	}
 }
 
 func TestExit78Fails(t *testing.T) {
