@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
@@ -20,8 +21,55 @@ func owns(rec Record, owner procstate.Identity) bool {
 	return rec.StartTime == nil || owner.StartTime == nil || *rec.StartTime == *owner.StartTime
 }
 
+// released are gateways that have just exited, not yet reaped: a pid
+// file or scoped lock whose record names one of them (owns) is theirs to
+// give up, whatever Hermes' rules would make of a zombie's pid, and is
+// removed as Release removes it (releaseOne).
+type released []procstate.Identity
+
+// releasedReason is a released file's reason, in its log line.
+const releasedReason = "released: its gateway exited"
+
+// release marks e, a file read for judging, released when its record
+// names one of rel.
+func (rel released) release(e *judged) bool {
+	if len(rel) == 0 || e.Action == ActionError {
+		return false
+	}
+	rec, err := ParseRecord(e.facts.data)
+	if err != nil || !slices.ContainsFunc(rel, func(id procstate.Identity) bool { return owns(rec, id) }) {
+		return false
+	}
+	e.released = true
+	e.Record, e.Verdict, e.Action, e.Reason = &rec, procstate.Dead, ActionSweep, releasedReason
+	return true
+}
+
+// releaseOne removes e, a released file, through the directory it was
+// read in, only if it is still the file read and no process holds it.
+func (s *Store) releaseOne(dirs sweepDirs, e *judged) {
+	root, name, err := dirs.of(s.layout, e.Path)
+	if err != nil {
+		s.fail(e, "open directory", err)
+		return
+	}
+	if s.beforeRemove != nil {
+		s.beforeRemove(e.Path)
+	}
+	if !s.stillJudged(root, name, e) {
+		return
+	}
+	// A swap inside the directory between this check and the unlink is
+	// still possible; it can only unlink a name there.
+	if err := safefs.RemoveIn(root, name); err != nil && !errors.Is(err, os.ErrNotExist) {
+		s.fail(e, "release", err)
+		return
+	}
+	e.Action = ActionSwept
+}
+
 // ownedFiles lists the pid file and scoped locks whose records name
-// owner, each with the stamp of the version read.
+// owner, each marked released, with the stamp of the version read.
 // The lock dir is listed a batch at a time, through ld when it is open
 // (nil: by its path), and only the matches are kept: at 100 000 lock
 // files it holds a batch of names, not all of them.
@@ -32,11 +80,10 @@ func (s *Store) ownedFiles(ld *safefs.Dir, owner procstate.Identity, read func(p
 		if err != nil {
 			return
 		}
-		rec, err := ParseRecord(b)
-		if err != nil || !owns(rec, owner) {
-			return
+		j := judged{Entry: Entry{Path: p, Kind: kind}, facts: fileFacts{data: b}, stamp: st}
+		if (released{owner}).release(&j) {
+			out = append(out, j)
 		}
-		out = append(out, judged{Entry: Entry{Path: p, Kind: kind, Record: &rec}, stamp: st})
 	}
 	try(s.layout.PIDFile(), KindPIDFile)
 	err := s.eachLockDirBatch(ld, ownedBatch, func(names []string) {
@@ -55,7 +102,8 @@ const ownedBatch = 1024
 // Release removes the pid file and scoped locks naming owner after owner
 // has exited; it never touches other records. Like a sweep it reads and
 // removes through the home and lock dir opened once, and removes a file
-// only if it is still the one it read.
+// only if it is still the one it read. A restart releases in the sweep
+// before the start instead (SweepBeforeStart).
 func (s *Store) Release(_ context.Context, owner procstate.Identity) ([]Entry, error) {
 	dirs, derr := s.openDirs()
 	defer dirs.close()
@@ -70,17 +118,7 @@ func (s *Store) Release(_ context.Context, owner procstate.Identity) ([]Entry, e
 	es := make([]Entry, len(js))
 	for i := range js {
 		e := &js[i]
-		e.Verdict = procstate.Dead
-		e.Action, e.Reason = ActionSwept, "released: its gateway exited"
-		// of cannot fail: the file was read through the same directory.
-		root, name, _ := dirs.of(s.layout, e.Path)
-		if s.stillJudged(root, name, e) {
-			// A swap inside the directory between this check and the
-			// unlink is still possible; it can only unlink a name there.
-			if rerr := safefs.RemoveIn(root, name); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
-				s.fail(e, "release", rerr)
-			}
-		}
+		s.releaseOne(dirs, e)
 		if e.Err != nil {
 			e.Error = e.Err.Error()
 			errs = append(errs, e.Err)

@@ -120,6 +120,9 @@ type judged struct {
 	// in is the directory the file was listed in and is acted on through,
 	// when it is not the home or the lock dir (the bin's leftovers).
 	in *safefs.Dir
+	// released: the record names a gateway that has just exited, and the
+	// file is released, not judged (see released).
+	released bool
 }
 
 // set records the rules' decision on e.
@@ -147,7 +150,7 @@ func entries(js []judged) []Entry {
 func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 	var out []judged
 	home := -1
-	_, err := s.judgeEach(ctx, false, nil, nil, func(js []judged, _ int) {
+	_, err := s.judgeEach(ctx, false, nil, nil, nil, func(js []judged, _ int) {
 		out = append(out, js...)
 		if home < 0 {
 			home = len(out)
@@ -176,10 +179,10 @@ const judgeBatch = 2048
 // turns on the lock dir's own lock; the two share the store's workers
 // while both run (aheadOf). The bin's own leftovers come last, in a batch
 // of their own.
-func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin *sweepBin, f func(js []judged, w int)) (*Entry, error) {
+func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin *sweepBin, rel released, f func(js []judged, w int)) (*Entry, error) {
 	var errs []error
 	w := s.workers()
-	home, runs, err := s.judgeHomeFiles(ctx)
+	home, runs, err := s.judgeHomeFiles(ctx, rel)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -192,7 +195,7 @@ func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin 
 		}
 		f(js, w)
 	}
-	judge := func(names []string, w int) []judged { return s.judgeLockFiles(ctx, w, names, acting, ld) }
+	judge := func(names []string, w int) []judged { return s.judgeLockFiles(ctx, w, names, acting, ld, rel) }
 	if bin == nil || w < 2 {
 		err = s.eachLockDirBatch(ld, judgeBatch, func(names []string) { handle(judge(names, w), w) })
 	} else {
@@ -215,11 +218,17 @@ func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin 
 
 // judgeHomeFiles judges gateway.lock, gateway.pid, the state file, the
 // markers and the home's leftovers. runs is the gateway that runs in the
-// home as Running finds it, nil for none.
-func (s *Store) judgeHomeFiles(ctx context.Context) (_ []judged, runs *Entry, _ error) {
+// home as Running finds it, nil for none. A gateway.pid of rel is
+// released, and the rest judged as if it were gone already.
+func (s *Store) judgeHomeFiles(ctx context.Context, rel released) (_ []judged, runs *Entry, _ error) {
 	l := s.layout
 	var errs []error
 	h := s.readHome()
+	var freed []judged
+	if h.pidFound && rel.release(&h.pid) {
+		freed = append(freed, h.pid)
+		h.pid, h.pidFound = judged{}, false
+	}
 	state, stateFound := s.readRecord(l.StateFile(), KindState, false, false)
 	markers := make([]judged, 0, 2)
 	for _, p := range []string{l.PlannedStopMarker(), l.TakeoverMarker()} {
@@ -253,6 +262,7 @@ func (s *Store) judgeHomeFiles(ctx context.Context) (_ []judged, runs *Entry, _ 
 			out = append(out, e)
 		}
 	}
+	out = append(out, freed...)
 	add(h.pid, h.pidFound)
 	add(h.lock, h.lockFound)
 	add(state, stateFound)
@@ -267,8 +277,9 @@ func (s *Store) judgeHomeFiles(ctx context.Context) (_ []judged, runs *Entry, _ 
 }
 
 // judgeLockFiles judges the lock dir's files of names: Hermes' token
-// locks by its rules, leftovers by age; other names are not ours to judge.
-func (s *Store) judgeLockFiles(ctx context.Context, w int, names []string, acting bool, ld *safefs.Dir) []judged {
+// locks by its rules (those of rel released), leftovers by age; other
+// names are not ours to judge.
+func (s *Store) judgeLockFiles(ctx context.Context, w int, names []string, acting bool, ld *safefs.Dir, rel released) []judged {
 	lockFiles := make([]judged, len(names))
 	found := make([]bool, len(names))
 	parallel(w, len(names), func(i int) {
@@ -276,13 +287,16 @@ func (s *Store) judgeLockFiles(ctx context.Context, w int, names []string, actin
 		switch n := names[i]; {
 		case isTokenLock(n):
 			lockFiles[i], found[i] = s.readRecordIn(ld, p, KindScopedLock, false, true)
+			if found[i] {
+				rel.release(&lockFiles[i])
+			}
 		case isLockDirLeftover(n):
 			lockFiles[i], found[i] = s.judgeLeftover(p)
 		}
 	})
 	facts := make([]*fileFacts, 0, len(names))
 	for i := range lockFiles {
-		if found[i] && lockFiles[i].Kind == KindScopedLock {
+		if found[i] && lockFiles[i].Kind == KindScopedLock && !lockFiles[i].released {
 			facts = append(facts, &lockFiles[i].facts)
 		}
 	}
@@ -290,7 +304,7 @@ func (s *Store) judgeLockFiles(ctx context.Context, w int, names []string, actin
 	parallel(w, len(lockFiles), func(i int) {
 		e := &lockFiles[i]
 		switch {
-		case !found[i] || e.Kind != KindScopedLock || e.Action == ActionError:
+		case !found[i] || e.Kind != KindScopedLock || e.Action == ActionError || e.released:
 		case acting:
 			// Probed by removeIn before any move: once is enough.
 			e.set(r.scopedLockFile(e.facts))

@@ -20,7 +20,9 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/testkit/conformance"
 	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
@@ -572,6 +574,84 @@ func TestReleaseAndOwned(t *testing.T) {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("%s of another process released: %v", p, err)
 		}
+	}
+}
+
+// TestSweepBeforeStartReleases: the sweep before a restart releases the
+// files of the gateway that just exited in its own pass, as Release
+// does: only the records naming it (pid and start time), though to
+// Hermes' rules its pid, an unreaped zombie, is alive; and only the file
+// it read. The other records are judged as if those were gone already.
+func TestSweepBeforeStartReleases(t *testing.T) {
+	tests := []struct {
+		name string
+		// replace, when set, swaps gateway.pid for another file after it
+		// was judged.
+		replace  bool
+		wantPID  bool   // gateway.pid is still there
+		wantWhy  string // its entry's reason
+		released int
+	}{
+		{name: "released", released: 2, wantWhy: releasedReason},
+		{name: "replaced since it was read", replace: true, wantPID: true, released: 2,
+			wantWhy: "replaced by another file since it was judged: left alone for the next sweep"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, l := newStore(t)
+			// Alive, as the unreaped gateway is to Hermes' rules.
+			mine := startProc(t, "block", true)
+			other := startProc(t, "block", true)
+			writeRecord(t, l.PIDFile(), mine, l.Home)
+			writeRecord(t, l.ScopedLock("telegram-bot-token", "a"), mine, l.Home)
+			writeRecord(t, l.ScopedLock("discord-bot-token", "b"), other, l.Home)
+			// Without the release, the sweep keeps them: their owner runs.
+			es, _ := s.Sweep(context.Background(), true)
+			if got := byPath(es)[l.PIDFile()]; got.Action != ActionKeep {
+				t.Fatalf("a live owner's gateway.pid: %s (%s), want keep", got.Action, got.Reason)
+			}
+			if tt.replace {
+				s.beforeRemove = func(p string) {
+					if p != l.PIDFile() {
+						return
+					}
+					tmp := p + ".new"
+					writeRecord(t, tmp, mine, l.Home)
+					if err := os.Rename(tmp, p); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			core, logs := observer.New(zapcore.DebugLevel)
+			s.log = zap.New(core)
+			sum, err := s.SweepBeforeStart(context.Background(), mine)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.Released != tt.released {
+				t.Errorf("released %d, want %d", sum.Released, tt.released)
+			}
+			if sum.Running != nil {
+				t.Errorf("running %+v: the released gateway.pid counted", sum.Running)
+			}
+			_, err = os.Stat(l.PIDFile())
+			if gotPID := err == nil; gotPID != tt.wantPID {
+				t.Errorf("gateway.pid there: %v, want %v", gotPID, tt.wantPID)
+			}
+			if _, err := os.Stat(l.ScopedLock("telegram-bot-token", "a")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the exited gateway's scoped lock: %v, want released", err)
+			}
+			if _, err := os.Stat(l.ScopedLock("discord-bot-token", "b")); err != nil {
+				t.Errorf("another gateway's scoped lock: %v, want kept", err)
+			}
+			var why []string
+			for _, e := range logs.FilterField(zap.String("path", l.PIDFile())).All() {
+				why = append(why, e.ContextMap()["reason"].(string))
+			}
+			if len(why) != 1 || why[0] != tt.wantWhy {
+				t.Errorf("gateway.pid logged %q, want %q", why, tt.wantWhy)
+			}
+		})
 	}
 }
 

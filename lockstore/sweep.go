@@ -77,7 +77,7 @@ func (s *Store) judgeLeftoverStamp(path string, st safefs.FileStamp, err error) 
 func (s *Store) Sweep(ctx context.Context, dryRun bool) ([]Entry, error) {
 	var out []Entry
 	home := -1
-	_, err := s.sweep(ctx, dryRun, false, func(js []judged) {
+	_, err := s.sweep(ctx, dryRun, false, nil, func(js []judged) {
 		out = append(out, entries(js)...)
 		if home < 0 {
 			home = len(out)
@@ -95,6 +95,9 @@ type Summary struct {
 	// sweep logs at most MaxSweepLines of them.
 	Unlogged int
 	Took     time.Duration
+	// Released is how many of the files named a gateway that has just
+	// exited (see SweepBeforeStart), counted among the Actions too.
+	Released int
 	// Running is the gateway that runs in the home as Running finds it,
 	// judged with the rest (nil for none): the sweep keeps its files, so
 	// Running just after would find it again, reading the home again.
@@ -116,11 +119,16 @@ const MaxSweepLines = 100
 // by rename, was most of a restart's sweep (0.4 ms here). A pid another
 // process has taken is still marked stopped: Hermes might take that
 // process for its gateway.
-func (s *Store) SweepBeforeStart(ctx context.Context) (Summary, error) {
-	return s.sweep(ctx, false, true, nil)
+//
+// released are gateways that have just exited, unreaped: their pid file
+// and scoped locks are released in the same pass, as Release would (see
+// released), where a Release first and a sweep after read the home and
+// listed the lock dir twice on every restart.
+func (s *Store) SweepBeforeStart(ctx context.Context, released ...procstate.Identity) (Summary, error) {
+	return s.sweep(ctx, false, true, released, nil)
 }
 
-func (s *Store) sweep(ctx context.Context, dryRun, beforeStart bool, each func([]judged)) (Summary, error) {
+func (s *Store) sweep(ctx context.Context, dryRun, beforeStart bool, rel released, each func([]judged)) (Summary, error) {
 	began := s.now()
 	// Opened before judging, so that what is judged and what is acted on
 	// are in the same directories; each action also checks that its file
@@ -154,6 +162,9 @@ func (s *Store) sweep(ctx context.Context, dryRun, beforeStart bool, each func([
 			}
 			sum.Files++
 			sum.Actions[e.Action]++
+			if e.released {
+				sum.Released++
+			}
 			budget := &changed
 			if e.Err == nil && (e.Action == ActionKeep || e.Action == ActionOK) {
 				budget = &kept
@@ -169,7 +180,7 @@ func (s *Store) sweep(ctx context.Context, dryRun, beforeStart bool, each func([
 			each(js)
 		}
 	}
-	runs, err := s.judgeEach(ctx, !dryRun, ld, bin, handle)
+	runs, err := s.judgeEach(ctx, !dryRun, ld, bin, rel, handle)
 	sum.Took, sum.Running = s.now().Sub(began), runs
 	fields := []zapcore.Field{logfield.Int("files", sum.Files), logfield.Duration("took", sum.Took), logfield.Bool("dry_run", dryRun)}
 	for _, a := range []Action{ActionSwept, ActionSweep, ActionQuarantined, ActionQuarantine, ActionMarkStopped, ActionKeep, ActionOK, ActionError} {
@@ -181,9 +192,10 @@ func (s *Store) sweep(ctx context.Context, dryRun, beforeStart bool, each func([
 		fields = append(fields, logfield.Int("per_file_lines_not_logged", sum.Unlogged))
 	}
 	logf := s.log.Info
-	if sum.Files == 0 {
-		// Nothing there: a restart's sweep of clean directories says so
-		// at debug level, not in every restart's lines.
+	if sum.Files == sum.Released {
+		// Nothing there but what the gateway that just exited left, each
+		// release logged already: a restart's sweep of clean directories
+		// says so at debug level, not in every restart's lines.
 		logf = s.log.Debug
 	}
 	logf("sweep done", fields...)
@@ -204,6 +216,10 @@ func (s *Store) logEntry(e Entry) {
 }
 
 func (s *Store) act(ctx context.Context, dirs sweepDirs, ld *safefs.Dir, bin *sweepBin, e *judged, beforeStart bool) {
+	if e.released {
+		s.releaseOne(dirs, e)
+		return
+	}
 	if e.in != nil {
 		if e.Action == ActionSweep {
 			s.removeHeld(e.in, filepath.Base(e.Path), e)

@@ -64,7 +64,8 @@ func (s *Supervisor) start(ctx context.Context) {
 	tm.mark("decide", time.Now())
 	var runs *lockstore.Entry
 	s.whileBusy("sweeping the home and lock dir before a start", func() {
-		sum, err := s.store.SweepBeforeStart(ctx)
+		sum, err := s.store.SweepBeforeStart(ctx, s.toRelease...)
+		s.toRelease = nil
 		if err != nil {
 			s.log.Warn("some files could not be judged; starting anyway", zap.Error(err))
 		}
@@ -239,9 +240,14 @@ func (s *Supervisor) exited(e Exit) {
 	}
 	if o, ok := run.(*orphan); !ok || !o.isAbandoned() {
 		// One opening of the home and lock dir serves the release and,
-		// when the policy restarts at once, the sweep before the start.
+		// when the policy restarts at once, the sweep before the start,
+		// which then releases the dead gateway's files in the same pass
+		// (start). Any transition before that releases them first
+		// (transition), so that no state is announced with them there.
 		defer s.store.Hold()()
-		s.release(s.loop, child, gw)
+		s.releaseMarker(child, gw)
+		s.toRelease = releasable(child, gw)
+		defer s.releasePending()
 		s.timing.mark("release", time.Now())
 	}
 	s.fire(onExit, "the gateway exited")
@@ -283,19 +289,31 @@ func (s *Supervisor) scheduleStart(delay time.Duration, reason string) {
 	s.fire(onRetryLater, reason)
 }
 
-// release removes the files naming the child that just exited, and its
-// gateway gw when that was another process: only their own records,
-// matched by pid and start time.
-func (s *Supervisor) release(ctx context.Context, c *Child, gw procstate.Identity) {
+// releasable names whose files an exit releases: the child that just
+// exited, and its gateway gw when that was another process. Only their
+// own records go, matched by pid and start time.
+func releasable(c *Child, gw procstate.Identity) []procstate.Identity {
 	ids := []procstate.Identity{c.Identity()}
 	if gw.PID != c.PID {
 		ids = append(ids, gw)
 	}
-	for _, id := range ids {
-		if _, err := s.store.Release(ctx, id); err != nil {
+	return ids
+}
+
+// releasePending releases the files of the gateways whose exit is being
+// handled, unless the sweep of a start has.
+func (s *Supervisor) releasePending() {
+	for _, id := range s.toRelease {
+		if _, err := s.store.Release(s.loop, id); err != nil {
 			s.log.Warn("could not release the gateway's files", zap.Error(err))
 		}
 	}
+	s.toRelease = nil
+}
+
+// releaseMarker removes our planned-stop marker for the exited gateway c
+// (or gw, the gateway under its launcher), which it died before consuming.
+func (s *Supervisor) releaseMarker(c *Child, gw procstate.Identity) {
 	m, err := lockstore.ReadPlannedStop(s.cfg.Layout.PlannedStopMarker())
 	if err == nil && (m.TargetPID == c.PID || m.TargetPID == gw.PID) && m.StopperPID == s.self.PID {
 		// The gateway died before consuming our marker; a later gateway

@@ -189,6 +189,7 @@ func (s *Supervisor) fire(t trigger, reason string) {
 // for shells that cannot reach the endpoint. Entering Starting or Stopped
 // completes the pending requests; entering Failed fails them.
 func (s *Supervisor) transition(to State, reason string) {
+	s.releasePending()
 	from := s.state
 	if from == to && s.reason == reason && s.recordedPID == s.childPID() {
 		// Nothing changed. A gateway restarted before it was ever ready

@@ -93,6 +93,10 @@ type Supervisor struct {
 	timing *timing
 	// hold holds back the exit's log line from the restart's path.
 	hold *lineHold
+	// toRelease are the gateways whose exit is being handled: a start
+	// that follows at once releases their files in its sweep; else
+	// exited does once the transition is over.
+	toRelease []procstate.Identity
 	// devNull is every gateway's stdin (see nullInput); Run closes it.
 	devNull *os.File
 	// spareOut is the next gateway's output pipes (see housekeep); Run
