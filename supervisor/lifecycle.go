@@ -222,6 +222,8 @@ func (s *Supervisor) exited(e Exit) {
 	s.timing.mark("close_watch", time.Now())
 	s.run, s.child, s.gateway = nil, nil, nil
 	s.owned = ownedLocks{looking: s.owned.looking}
+	marked := s.stopMarked
+	s.stopMarked = false
 	s.lastExit = &e
 	s.log.Info("gateway exited", zap.Int("pid", child.PID), zap.Stringer("exit", e),
 		zap.Duration("uptime", e.Uptime), heldLine())
@@ -245,7 +247,9 @@ func (s *Supervisor) exited(e Exit) {
 		// (start). Any transition before that releases them first
 		// (transition), so that no state is announced with them there.
 		defer s.store.Hold()()
-		s.releaseMarker(child, gw)
+		if marked {
+			s.releaseMarker(child, gw)
+		}
 		s.toRelease = releasable(child, gw)
 		defer s.releasePending()
 		s.timing.mark("release", time.Now())

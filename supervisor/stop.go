@@ -29,6 +29,7 @@ func (s *Supervisor) terminate() {
 			s.gateway = &gw
 		}
 	}
+	s.stopMarked = true
 	if err := lockstore.WritePlannedStop(s.cfg.Layout, s.gatewayID(), s.self.PID, s.clock.Now()); err != nil {
 		s.log.Warn("could not write the planned-stop marker; the gateway will record an unplanned stop", zap.Error(err))
 	}

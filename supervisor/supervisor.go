@@ -97,6 +97,10 @@ type Supervisor struct {
 	// that follows at once releases their files in its sweep; else
 	// exited does once the transition is over.
 	toRelease []procstate.Identity
+	// stopMarked: terminate wrote (or tried to write) a planned-stop
+	// marker for the run under way, which its exit removes if the
+	// gateway left it; an exit nobody asked for has none to look for.
+	stopMarked bool
 	// devNull is every gateway's stdin (see nullInput); Run closes it.
 	devNull *os.File
 	// spareOut is the next gateway's output pipes (see housekeep); Run

@@ -376,6 +376,11 @@ func TestStopTimeoutKillsTree(t *testing.T) {
 	if _, err := os.Stat(h.layout.PIDFile()); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("killed gateway's pid file not released: %v", err)
 	}
+	// It never consumed the stop's marker, which a later gateway must
+	// not take for its own.
+	if _, err := os.Stat(h.layout.PlannedStopMarker()); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the stop's marker outlived the killed gateway: %v", err)
+	}
 }
 
 // killHard kills pid the way the OOM killer or a power cut would: no
