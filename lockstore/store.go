@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -188,6 +189,13 @@ func (s *Store) judgeEach(ctx context.Context, acting bool, hd, ld *safefs.Dir, 
 		errs = append(errs, err)
 	}
 	f(home, w)
+	if slices.ContainsFunc(home, stillThere) {
+		// Judged as if it were gone, it is not: replaced since it was
+		// read, held, or not removable. Whether a gateway runs there is
+		// asked of the home as it now stands, as a sweep after a
+		// separate release would.
+		_, runs, _ = s.judgeHomeFiles(ctx, hd, nil)
+	}
 	handle := func(js []judged, w int) {
 		for _, e := range js {
 			if e.Err != nil {
@@ -215,6 +223,12 @@ func (s *Store) judgeEach(ctx context.Context, acting bool, hd, ld *safefs.Dir, 
 		handle(left, w)
 	}
 	return runs, errors.Join(errs...)
+}
+
+// stillThere reports a released file that the release left where it was
+// (ActionOK: it was gone already).
+func stillThere(e judged) bool {
+	return e.released && e.Action != ActionSwept && e.Action != ActionOK
 }
 
 // judgeHomeFiles judges gateway.lock, gateway.pid, the state file, the
@@ -294,6 +308,13 @@ func (s *Store) judgeLockFiles(ctx context.Context, w int, names []string, actin
 			}
 		case isLockDirLeftover(n):
 			lockFiles[i], found[i] = s.judgeLeftover(p)
+		case len(rel) > 0 && strings.HasSuffix(n, ".lock"):
+			// Not Hermes' shape, so no sweep judges it; but a record of
+			// the exited gateway's all the same, which Release takes.
+			e, ok := s.readRecordIn(ld, p, KindScopedLock, false, true)
+			if ok && rel.release(&e) {
+				lockFiles[i], found[i] = e, true
+			}
 		}
 	})
 	facts := make([]*fileFacts, 0, len(names))

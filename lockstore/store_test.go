@@ -580,43 +580,50 @@ func TestReleaseAndOwned(t *testing.T) {
 // TestSweepBeforeStartReleases: the sweep before a restart releases the
 // files of the gateway that just exited in its own pass, as Release
 // does: only the records naming it (pid and start time), though to
-// Hermes' rules its pid, an unreaped zombie, is alive; and only the file
-// it read. The other records are judged as if those were gone already.
+// Hermes' rules its pid, an unreaped zombie, is alive, and under any name
+// ending in .lock, as Release takes them; and only the file it read. The
+// other records are judged as if those were gone already, and a pid file
+// that was not removed after all is judged again for whether a gateway
+// runs there, as a sweep after a separate release would.
 func TestSweepBeforeStartReleases(t *testing.T) {
+	const mine, other = "mine", "other"
 	tests := []struct {
 		name string
-		// replace, when set, swaps gateway.pid for another file after it
-		// was judged.
-		replace  bool
-		wantPID  bool   // gateway.pid is still there
-		wantWhy  string // its entry's reason
-		released int
+		// replaceWith, when set, swaps gateway.pid for a record of that
+		// process after it was read.
+		replaceWith string
+		wantPID     bool   // gateway.pid is still there
+		wantWhy     string // its entry's reason
+		wantRunning string // the process Running names, if any
 	}{
-		{name: "released", released: 2, wantWhy: releasedReason},
-		{name: "replaced since it was read", replace: true, wantPID: true, released: 2,
+		{name: "released", wantWhy: releasedReason},
+		{name: "replaced by another live gateway's", replaceWith: other, wantPID: true, wantRunning: other,
+			wantWhy: "replaced by another file since it was judged: left alone for the next sweep"},
+		{name: "replaced by the same record", replaceWith: mine, wantPID: true, wantRunning: mine,
 			wantWhy: "replaced by another file since it was judged: left alone for the next sweep"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, l := newStore(t)
 			// Alive, as the unreaped gateway is to Hermes' rules.
-			mine := startProc(t, "block", true)
-			other := startProc(t, "block", true)
-			writeRecord(t, l.PIDFile(), mine, l.Home)
-			writeRecord(t, l.ScopedLock("telegram-bot-token", "a"), mine, l.Home)
-			writeRecord(t, l.ScopedLock("discord-bot-token", "b"), other, l.Home)
+			ids := map[string]procstate.Identity{mine: startProc(t, "block", true), other: startProc(t, "block", true)}
+			writeRecord(t, l.PIDFile(), ids[mine], l.Home)
+			writeRecord(t, l.ScopedLock("telegram-bot-token", "a"), ids[mine], l.Home)
+			plugin := filepath.Join(l.LockDir, "my_plugin+scope.lock")
+			writeRecord(t, plugin, ids[mine], l.Home)
+			writeRecord(t, l.ScopedLock("discord-bot-token", "b"), ids[other], l.Home)
 			// Without the release, the sweep keeps them: their owner runs.
 			es, _ := s.Sweep(context.Background(), true)
 			if got := byPath(es)[l.PIDFile()]; got.Action != ActionKeep {
 				t.Fatalf("a live owner's gateway.pid: %s (%s), want keep", got.Action, got.Reason)
 			}
-			if tt.replace {
+			if tt.replaceWith != "" {
 				s.beforeRemove = func(p string) {
 					if p != l.PIDFile() {
 						return
 					}
 					tmp := p + ".new"
-					writeRecord(t, tmp, mine, l.Home)
+					writeRecord(t, tmp, ids[tt.replaceWith], l.Home)
 					if err := os.Rename(tmp, p); err != nil {
 						t.Fatal(err)
 					}
@@ -624,22 +631,27 @@ func TestSweepBeforeStartReleases(t *testing.T) {
 			}
 			core, logs := observer.New(zapcore.DebugLevel)
 			s.log = zap.New(core)
-			sum, err := s.SweepBeforeStart(context.Background(), mine)
+			sum, err := s.SweepBeforeStart(context.Background(), ids[mine])
 			if err != nil {
 				t.Fatal(err)
 			}
-			if sum.Released != tt.released {
-				t.Errorf("released %d, want %d", sum.Released, tt.released)
+			if sum.Released != 3 {
+				t.Errorf("released %d, want 3", sum.Released)
 			}
-			if sum.Running != nil {
+			switch {
+			case tt.wantRunning == "" && sum.Running != nil:
 				t.Errorf("running %+v: the released gateway.pid counted", sum.Running)
+			case tt.wantRunning != "" && (sum.Running == nil || sum.Running.Record == nil || sum.Running.Record.PID != ids[tt.wantRunning].PID):
+				t.Errorf("running %+v, want the kept gateway.pid's pid %d", sum.Running, ids[tt.wantRunning].PID)
 			}
 			_, err = os.Stat(l.PIDFile())
 			if gotPID := err == nil; gotPID != tt.wantPID {
 				t.Errorf("gateway.pid there: %v, want %v", gotPID, tt.wantPID)
 			}
-			if _, err := os.Stat(l.ScopedLock("telegram-bot-token", "a")); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("the exited gateway's scoped lock: %v, want released", err)
+			for _, p := range []string{l.ScopedLock("telegram-bot-token", "a"), plugin} {
+				if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("the exited gateway's %s: %v, want released", filepath.Base(p), err)
+				}
 			}
 			if _, err := os.Stat(l.ScopedLock("discord-bot-token", "b")); err != nil {
 				t.Errorf("another gateway's scoped lock: %v, want kept", err)

@@ -52,6 +52,10 @@ type Config struct {
 	// a snapshot after every state change, and when the gateway's own
 	// status or its watchdog changes; it must not block.
 	OnTransition func(*Status)
+	// LineHold is the hold HoldLines made with the logger New is given,
+	// so that every logger made from it keeps the held exit line in its
+	// place (see LineHold); nil: New makes one from that logger.
+	LineHold *LineHold
 	// Watchdog is the sd_notify keep-alive deadline given to the gateway as
 	// WATCHDOG_USEC: positive sets it, WatchdogOff turns it off, zero takes
 	// Hermes' gateway.systemd_watchdog_seconds from <home>/config.yaml.

@@ -1,6 +1,8 @@
 package supervisor
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,27 +15,27 @@ func TestLineHold(t *testing.T) {
 	tests := []struct {
 		name string
 		// then is what follows the held line.
-		then func(log *zap.Logger, h *lineHold)
+		then func(log *zap.Logger, h *LineHold)
 		// want is the messages the info core got, in order, and debug
 		// what the debug core got.
 		want, debug []string
 	}{
-		{"nothing follows", func(*zap.Logger, *lineHold) {}, nil, nil},
-		{"another line", func(log *zap.Logger, _ *lineHold) { log.Info("next") },
+		{"nothing follows", func(*zap.Logger, *LineHold) {}, nil, nil},
+		{"another line", func(log *zap.Logger, _ *LineHold) { log.Info("next") },
 			[]string{"held", "next"}, []string{"held", "next"}},
-		{"a line below the info core's level", func(log *zap.Logger, _ *lineHold) { log.Debug("next") },
+		{"a line below the info core's level", func(log *zap.Logger, _ *LineHold) { log.Debug("next") },
 			[]string{"held"}, []string{"held", "next"}},
-		{"a line from a child logger", func(log *zap.Logger, _ *lineHold) { log.Named("sweep").With(zap.Int("n", 1)).Warn("next") },
+		{"a line from a child logger", func(log *zap.Logger, _ *LineHold) { log.Named("sweep").With(zap.Int("n", 1)).Warn("next") },
 			[]string{"held", "next"}, []string{"held", "next"}},
-		{"the flush", func(_ *zap.Logger, h *lineHold) { h.flush() },
+		{"the flush", func(_ *zap.Logger, h *LineHold) { h.flush() },
 			[]string{"held"}, []string{"held"}},
-		{"a sync", func(log *zap.Logger, _ *lineHold) { _ = log.Sync() },
+		{"a sync", func(log *zap.Logger, _ *LineHold) { _ = log.Sync() },
 			[]string{"held"}, []string{"held"}},
-		{"a second held line", func(log *zap.Logger, h *lineHold) {
-			log.Info("held again", heldLine())
+		{"a second held line", func(log *zap.Logger, h *LineHold) {
+			h.hold(log.Check(zap.InfoLevel, "held again"))
 			h.flush()
 		}, []string{"held", "held again"}, []string{"held", "held again"}},
-		{"a line from another goroutine", func(log *zap.Logger, _ *lineHold) {
+		{"a line from another goroutine", func(log *zap.Logger, _ *LineHold) {
 			done := make(chan struct{})
 			go func() { log.Info("next"); close(done) }()
 			<-done
@@ -43,10 +45,9 @@ func TestLineHold(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			info, infoLogs := observer.New(zapcore.InfoLevel)
 			debug, debugLogs := observer.New(zapcore.DebugLevel)
-			h := &lineHold{}
-			log := h.wrap(zap.New(zapcore.NewTee(info, debug)))
+			log, h := HoldLines(zap.New(zapcore.NewTee(info, debug)))
 			at := time.Now()
-			log.Info("held", zap.Int("pid", 42), heldLine())
+			h.hold(log.Check(zap.InfoLevel, "held"), zap.Int("pid", 42))
 			if n := infoLogs.Len() + debugLogs.Len(); n != 0 {
 				t.Fatalf("the held line was written at once (%d entries)", n)
 			}
@@ -72,7 +73,7 @@ func TestLineHold(t *testing.T) {
 					if e.Message != "held" {
 						continue
 					}
-					// Its own time, not the write's; its fields, not the mark.
+					// Its own time, not the write's, and its fields.
 					if e.Time.Before(at.Add(-time.Second)) || e.Time.After(at.Add(time.Second)) {
 						t.Errorf("held line's time %v, logged at %v", e.Time, at)
 					}
@@ -84,3 +85,20 @@ func TestLineHold(t *testing.T) {
 		})
 	}
 }
+
+// TestLineHoldReportsWriteErrors: a held line that cannot be written is
+// said on the logger's error output, as any line's failure is.
+func TestLineHoldReportsWriteErrors(t *testing.T) {
+	var errOut strings.Builder
+	log, h := HoldLines(zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()),
+		zapcore.AddSync(failingWriter{}), zapcore.InfoLevel), zap.ErrorOutput(zapcore.AddSync(&errOut))))
+	h.hold(log.Check(zap.InfoLevel, "held"))
+	h.flush()
+	if !strings.Contains(errOut.String(), "no space left") {
+		t.Fatalf("error output %q, want the held line's write error", errOut.String())
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }

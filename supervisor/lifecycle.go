@@ -225,8 +225,8 @@ func (s *Supervisor) exited(e Exit) {
 	marked := s.stopMarked
 	s.stopMarked = false
 	s.lastExit = &e
-	s.log.Info("gateway exited", zap.Int("pid", child.PID), zap.Stringer("exit", e),
-		zap.Duration("uptime", e.Uptime), heldLine())
+	s.hold.hold(s.log.Check(zap.InfoLevel, "gateway exited"), zap.Int("pid", child.PID), zap.Stringer("exit", e),
+		zap.Duration("uptime", e.Uptime))
 	// Unless a new gateway started at once (its housekeep closes them),
 	// what the ended watch left is closed now.
 	defer func() {

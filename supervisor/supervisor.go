@@ -92,7 +92,7 @@ type Supervisor struct {
 	// start; nil unless debug logging is on (see timing.go).
 	timing *timing
 	// hold holds back the exit's log line from the restart's path.
-	hold *lineHold
+	hold *LineHold
 	// toRelease are the gateways whose exit is being handled: a start
 	// that follows at once releases their files in its sweep; else
 	// exited does once the transition is over.
@@ -130,8 +130,10 @@ func New(cfg Config, log *zap.Logger, clock Clock, prober *procstate.Prober) (*S
 		log.Warn("cannot read the boot id; a successor will not reclaim our gateway", zap.Error(err))
 	}
 	nonce, hashed := newNonce()
-	hold := &lineHold{}
-	log = hold.wrap(log)
+	hold := cfg.LineHold
+	if hold == nil {
+		log, hold = HoldLines(log)
+	}
 	profile, named := lockstore.NamedProfile(cfg.Layout.Home)
 	if !named {
 		profile = lockstore.DefaultProfile

@@ -130,11 +130,14 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 	if err != nil {
 		return err
 	}
+	// Made here, so that every line of this run (the subreaper's, the
+	// service notifier's) keeps the supervisor's held exit line in place.
+	log, hold := supervisor.HoldLines(log)
 	defer log.Sync() //nolint:errcheck // stderr sync fails on terminals
 
 	// Layout, address and environment are set again once the home and
 	// lock dir are resolved; Validate needs them before.
-	cfg := supervisor.Config{Layout: layout, ControlAddress: ctlsock.Address(layout.Home), ControlUsers: f.controlUsers}
+	cfg := supervisor.Config{Layout: layout, ControlAddress: ctlsock.Address(layout.Home), ControlUsers: f.controlUsers, LineHold: hold}
 	// One precedence rule: a flag the user set, else the config file, else
 	// the flag's default.
 	fl := cmd.Flags()
