@@ -56,13 +56,19 @@ func (s *Store) releaseOne(dirs sweepDirs, e *judged) {
 	if s.beforeRemove != nil {
 		s.beforeRemove(e.Path)
 	}
+	s.unlinkJudged(root, name, e, "release")
+}
+
+// unlinkJudged unlinks name in root, e's file, only if it is still the
+// file judged and no process holds it; op names the step in an error. A
+// swap inside the directory between this check and the unlink is still
+// possible; it can only unlink a name there.
+func (s *Store) unlinkJudged(root *os.Root, name string, e *judged, op string) {
 	if !s.stillJudged(root, name, e) {
 		return
 	}
-	// A swap inside the directory between this check and the unlink is
-	// still possible; it can only unlink a name there.
 	if err := safefs.RemoveIn(root, name); err != nil && !errors.Is(err, os.ErrNotExist) {
-		s.fail(e, "release", err)
+		s.fail(e, op, err)
 		return
 	}
 	e.Action = ActionSwept

@@ -257,14 +257,7 @@ func (s *Store) act(ctx context.Context, dirs sweepDirs, ld *safefs.Dir, bin *sw
 	switch e.Action {
 	case ActionSweep:
 		if e.Kind == KindLeftover {
-			if !s.stillJudged(root, name, e) {
-				return
-			}
-			if err := safefs.RemoveIn(root, name); err != nil && !errors.Is(err, os.ErrNotExist) {
-				s.fail(e, "remove", err)
-				return
-			}
-			e.Action = ActionSwept
+			s.unlinkJudged(root, name, e, "remove")
 			return
 		}
 		if ld != nil && root == dirs.lock {
