@@ -20,13 +20,9 @@ type sweepDirs struct {
 	// judged and acted on, and bin the sweep's bin in it (nil where it is
 	// refused; see openBin). A Hold opens both once for every sweep.
 	ld, bin *safefs.Dir
-	// hd is home as a safefs.Dir, through which the home's files are read
-	// and it is listed; nil where it could not be opened, and the home is
-	// then read by its path.
-	hd *safefs.Dir
-	// borrowed marks what a Hold lent (home, lock, ld with its bin, hd):
-	// the Hold, not close, closes it.
-	borrowed [4]bool
+	// borrowed marks what a Hold lent (home, lock, ld with its bin): the
+	// Hold, not close, closes it.
+	borrowed [3]bool
 }
 
 // openDirs opens the home and the lock dir as safefs.OpenDir does,
@@ -40,7 +36,6 @@ func (s *Store) openDirs() (sweepDirs, error) {
 	s.heldMu.Lock()
 	if h := s.held; h != nil {
 		d.home, d.borrowed[0] = h.home, h.home != nil
-		d.hd, d.borrowed[3] = h.hd, h.hd != nil
 		d.lock, d.borrowed[1] = h.lock, h.lock != nil
 		d.ld, d.bin, d.borrowed[2] = h.ld, h.bin, h.ld != nil
 	}
@@ -65,12 +60,8 @@ func (s *Store) openDirs() (sweepDirs, error) {
 }
 
 // openLockDir opens the lock dir as a safefs.Dir, and the bin in it,
-// unless they are open already (or there is no lock dir); and the home as
-// one, which the home's reads then go through.
+// unless they are open already (or there is no lock dir).
 func (s *Store) openLockDir(d *sweepDirs) error {
-	if d.home != nil && d.hd == nil {
-		d.hd, _ = safefs.OpenIn(d.home) // nil: read by path, as without a Hold
-	}
 	if d.lock == nil || d.ld != nil {
 		return nil
 	}
@@ -83,9 +74,6 @@ func (s *Store) openLockDir(d *sweepDirs) error {
 }
 
 func (d sweepDirs) close() {
-	if d.hd != nil && !d.borrowed[3] {
-		d.hd.Close()
-	}
 	if !d.borrowed[2] {
 		for _, x := range []*safefs.Dir{d.bin, d.ld} {
 			if x != nil {

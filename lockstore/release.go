@@ -45,6 +45,18 @@ func (rel released) release(e *judged) bool {
 	return true
 }
 
+// readReleasable reads path with read, which reads at most
+// MaxRecordSize+1 bytes (a larger file is no record), and marks it
+// released; ok is false for a file that is no record of rel's.
+func (rel released) readReleasable(path string, kind Kind, read func(path string) ([]byte, safefs.FileStamp, error)) (_ judged, ok bool) {
+	b, st, err := read(path)
+	if err != nil {
+		return judged{}, false
+	}
+	j := judged{Entry: Entry{Path: path, Kind: kind}, facts: fileFacts{data: b}, stamp: st}
+	return j, rel.release(&j)
+}
+
 // releaseOne removes e, a released file, through the directory it was
 // read in, only if it is still the file read and no process holds it.
 func (s *Store) releaseOne(dirs sweepDirs, e *judged) {
@@ -82,12 +94,7 @@ func (s *Store) unlinkJudged(root *os.Root, name string, e *judged, op string) {
 func (s *Store) ownedFiles(ld *safefs.Dir, owner procstate.Identity, read func(path string) ([]byte, safefs.FileStamp, error)) ([]judged, error) {
 	var out []judged
 	try := func(p string, kind Kind) {
-		b, st, err := read(p)
-		if err != nil {
-			return
-		}
-		j := judged{Entry: Entry{Path: p, Kind: kind}, facts: fileFacts{data: b}, stamp: st}
-		if (released{owner}).release(&j) {
+		if j, ok := (released{owner}).readReleasable(p, kind, read); ok {
 			out = append(out, j)
 		}
 	}

@@ -151,7 +151,7 @@ func entries(js []judged) []Entry {
 func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 	var out []judged
 	home := -1
-	_, err := s.judgeEach(ctx, false, nil, nil, nil, nil, func(js []judged, _ int) {
+	_, err := s.judgeEach(ctx, false, nil, nil, nil, func(js []judged, _ int) {
 		out = append(out, js...)
 		if home < 0 {
 			home = len(out)
@@ -171,8 +171,7 @@ const judgeBatch = 2048
 // batch: a token lock it would move is then probed for a holder only just
 // before the move (removeIn), not also here. ld, when not nil, is the
 // lock dir the caller acts in: its files are read through it, so that
-// what is judged is in the directory acted on; hd likewise for the
-// home's files.
+// what is judged is in the directory acted on.
 //
 // With a bin, the caller's acts rename into it and add no name to the
 // lock dir, so the next batch is listed and judged while f acts on this
@@ -181,10 +180,10 @@ const judgeBatch = 2048
 // turns on the lock dir's own lock; the two share the store's workers
 // while both run (aheadOf). The bin's own leftovers come last, in a batch
 // of their own.
-func (s *Store) judgeEach(ctx context.Context, acting bool, hd, ld *safefs.Dir, bin *sweepBin, rel released, f func(js []judged, w int)) (*Entry, error) {
+func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin *sweepBin, rel released, f func(js []judged, w int)) (*Entry, error) {
 	var errs []error
 	w := s.workers()
-	home, runs, err := s.judgeHomeFiles(ctx, hd, rel)
+	home, runs, err := s.judgeHomeFiles(ctx, rel)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -193,8 +192,11 @@ func (s *Store) judgeEach(ctx context.Context, acting bool, hd, ld *safefs.Dir, 
 		// Judged as if it were gone, it is not: replaced since it was
 		// read, held, or not removable. Whether a gateway runs there is
 		// asked of the home as it now stands, as a sweep after a
-		// separate release would.
-		_, runs, _ = s.judgeHomeFiles(ctx, hd, nil)
+		// separate release would; what it cannot read is an error,
+		// as it was to that sweep.
+		var again error
+		_, runs, again = s.judgeHomeFiles(ctx, nil)
+		errs = append(errs, again)
 	}
 	handle := func(js []judged, w int) {
 		for _, e := range js {
@@ -234,27 +236,26 @@ func stillThere(e judged) bool {
 // judgeHomeFiles judges gateway.lock, gateway.pid, the state file, the
 // markers and the home's leftovers. runs is the gateway that runs in the
 // home as Running finds it, nil for none. A gateway.pid of rel is
-// released, and the rest judged as if it were gone already. They are read
-// through hd when it is not nil.
-func (s *Store) judgeHomeFiles(ctx context.Context, hd *safefs.Dir, rel released) (_ []judged, runs *Entry, _ error) {
+// released, and the rest judged as if it were gone already.
+func (s *Store) judgeHomeFiles(ctx context.Context, rel released) (_ []judged, runs *Entry, _ error) {
 	l := s.layout
 	var errs []error
-	h := s.readHomeIn(hd)
+	h := s.readHome()
 	var freed []judged
 	if h.pidFound && rel.release(&h.pid) {
 		freed = append(freed, h.pid)
 		h.pid, h.pidFound = judged{}, false
 	}
-	state, stateFound := s.readRecordIn(hd, l.StateFile(), KindState, false, false)
+	state, stateFound := s.readRecord(l.StateFile(), KindState, false, false)
 	markers := make([]judged, 0, 2)
 	for _, p := range []string{l.PlannedStopMarker(), l.TakeoverMarker()} {
-		if e, ok := s.readIn(hd, p, KindMarker); ok {
+		if e, ok := s.read(p, KindMarker); ok {
 			markers = append(markers, e)
 		}
 	}
 	// Only names Hermes or we write: the home also holds the user's and
 	// the agent's own files, which may end in .stale or .tmp too.
-	homeLeft, err := s.leftovers(hd, l.Home, l.isHomeLeftover)
+	homeLeft, err := s.leftovers(l.Home, l.isHomeLeftover)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		errs = append(errs, err)
 	}
@@ -310,11 +311,14 @@ func (s *Store) judgeLockFiles(ctx context.Context, w int, names []string, actin
 			lockFiles[i], found[i] = s.judgeLeftover(p)
 		case len(rel) > 0 && strings.HasSuffix(n, ".lock"):
 			// Not Hermes' shape, so no sweep judges it; but a record of
-			// the exited gateway's all the same, which Release takes.
-			e, ok := s.readRecordIn(ld, p, KindScopedLock, false, true)
-			if ok && rel.release(&e) {
-				lockFiles[i], found[i] = e, true
-			}
+			// the exited gateway's all the same, which Release takes,
+			// read as Release reads it: no more than a record's size.
+			lockFiles[i], found[i] = rel.readReleasable(p, KindScopedLock, func(p string) ([]byte, safefs.FileStamp, error) {
+				if ld != nil {
+					return ld.Read(filepath.Base(p), MaxRecordSize+1)
+				}
+				return safefs.ReadRegular(p, MaxRecordSize+1)
+			})
 		}
 	})
 	facts := make([]*fileFacts, 0, len(names))
@@ -406,12 +410,9 @@ type homeFiles struct {
 
 // readHome reads gateway.lock and probes it first, since it decides what
 // gateway.pid means, then gateway.pid.
-func (s *Store) readHome() homeFiles { return s.readHomeIn(nil) }
-
-// readHomeIn is readHome through hd, the home, when it is not nil.
-func (s *Store) readHomeIn(hd *safefs.Dir) homeFiles {
+func (s *Store) readHome() homeFiles {
 	var h homeFiles
-	h.lock, h.lockFound = s.readRecordIn(hd, s.layout.RuntimeLock(), KindRuntimeLock, true, false)
+	h.lock, h.lockFound = s.readRecord(s.layout.RuntimeLock(), KindRuntimeLock, true, false)
 	switch {
 	case !h.lockFound:
 		h.lockState = lockNone
@@ -430,7 +431,7 @@ func (s *Store) readHomeIn(hd *safefs.Dir) homeFiles {
 			h.lockState = lockFree
 		}
 	}
-	h.pid, h.pidFound = s.readRecordIn(hd, s.layout.PIDFile(), KindPIDFile, true, true)
+	h.pid, h.pidFound = s.readRecord(s.layout.PIDFile(), KindPIDFile, true, true)
 	return h
 }
 

@@ -587,20 +587,27 @@ func TestReleaseAndOwned(t *testing.T) {
 // runs there, as a sweep after a separate release would.
 func TestSweepBeforeStartReleases(t *testing.T) {
 	const mine, other = "mine", "other"
-	tests := []struct {
+	type releaseCase struct {
 		name string
 		// replaceWith, when set, swaps gateway.pid for a record of that
-		// process after it was read.
+		// process after it was read; link, for a symlink.
 		replaceWith string
+		link        bool
 		wantPID     bool   // gateway.pid is still there
 		wantWhy     string // its entry's reason
 		wantRunning string // the process Running names, if any
-	}{
+		wantErr     bool   // the sweep says what it could not read
+	}
+	tests := []releaseCase{
 		{name: "released", wantWhy: releasedReason},
 		{name: "replaced by another live gateway's", replaceWith: other, wantPID: true, wantRunning: other,
 			wantWhy: "replaced by another file since it was judged: left alone for the next sweep"},
 		{name: "replaced by the same record", replaceWith: mine, wantPID: true, wantRunning: mine,
 			wantWhy: "replaced by another file since it was judged: left alone for the next sweep"},
+	}
+	if linkReplacement != nil { // where the OS has symlinks as POSIX does
+		tests = append(tests, releaseCase{name: "replaced by a symlink", link: true, wantPID: true, wantErr: true,
+			wantWhy: "replaced by a symlink or other non-regular file since it was judged: left alone"})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -617,6 +624,17 @@ func TestSweepBeforeStartReleases(t *testing.T) {
 			if got := byPath(es)[l.PIDFile()]; got.Action != ActionKeep {
 				t.Fatalf("a live owner's gateway.pid: %s (%s), want keep", got.Action, got.Reason)
 			}
+			if tt.link {
+				s.beforeRemove = func(p string) {
+					if p != l.PIDFile() {
+						return
+					}
+					if err := os.Remove(p); err != nil {
+						t.Fatal(err)
+					}
+					linkReplacement.replace(t, p, l)
+				}
+			}
 			if tt.replaceWith != "" {
 				s.beforeRemove = func(p string) {
 					if p != l.PIDFile() {
@@ -632,8 +650,8 @@ func TestSweepBeforeStartReleases(t *testing.T) {
 			core, logs := observer.New(zapcore.DebugLevel)
 			s.log = zap.New(core)
 			sum, err := s.SweepBeforeStart(context.Background(), ids[mine])
-			if err != nil {
-				t.Fatal(err)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("sweep error %v, want one: %v", err, tt.wantErr)
 			}
 			if sum.Released != 3 {
 				t.Errorf("released %d, want 3", sum.Released)
@@ -664,6 +682,35 @@ func TestSweepBeforeStartReleases(t *testing.T) {
 				t.Errorf("gateway.pid logged %q, want %q", why, tt.wantWhy)
 			}
 		})
+	}
+}
+
+// TestSweepBeforeStartReadsOtherLocksAsRecords: another program's big
+// *.lock in a shared lock dir is read, for a release, no further than a
+// record can go, as Release reads it: not whole on every restart.
+func TestSweepBeforeStartReadsOtherLocksAsRecords(t *testing.T) {
+	s, l := newStore(t)
+	big := filepath.Join(l.LockDir, "other-program.lock")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Far past a record, below what a judged file is read up to.
+	if _, err := f.Write(make([]byte, 16<<20)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := s.SweepBeforeStart(context.Background(), deadIdentity(t)); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 4<<20 {
+		t.Errorf("the sweep allocated %d bytes: it read the 16 MiB file whole", got)
+	}
+	if _, err := os.Stat(big); err != nil {
+		t.Errorf("another program's lock: %v, want it kept", err)
 	}
 }
 

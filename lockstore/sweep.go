@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"go.uber.org/zap/zapcore"
@@ -19,17 +17,8 @@ import (
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
-// leftovers judges the files of dir that match as leftovers, listing dir
-// through in when it is not nil.
-func (s *Store) leftovers(in *safefs.Dir, dir string, match func(string) bool) ([]judged, error) {
-	var des []os.DirEntry
-	var err error
-	if in != nil {
-		err = in.EachBatch(leftoverBatch, func(b []os.DirEntry) { des = append(des, b...) })
-		slices.SortFunc(des, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	} else {
-		des, err = os.ReadDir(dir)
-	}
+func (s *Store) leftovers(dir string, match func(string) bool) ([]judged, error) {
+	des, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -43,9 +32,6 @@ func (s *Store) leftovers(in *safefs.Dir, dir string, match func(string) bool) (
 	}
 	return out, nil
 }
-
-// leftoverBatch is how many names of the home leftovers lists at a time.
-const leftoverBatch = 256
 
 // judgeLeftover: half-done renames and temp files are garbage once they are
 // old enough that no writer can still be working on them.
@@ -199,7 +185,7 @@ func (s *Store) sweep(ctx context.Context, dryRun, beforeStart bool, rel release
 			each(js)
 		}
 	}
-	runs, err := s.judgeEach(ctx, !dryRun, dirs.hd, ld, bin, rel, handle)
+	runs, err := s.judgeEach(ctx, !dryRun, ld, bin, rel, handle)
 	sum.Took, sum.Running = s.now().Sub(began), runs
 	fields := []zapcore.Field{logfield.Int("files", sum.Files), logfield.Duration("took", sum.Took), logfield.Bool("dry_run", dryRun)}
 	for _, a := range []Action{ActionSwept, ActionSweep, ActionQuarantined, ActionQuarantine, ActionMarkStopped, ActionKeep, ActionOK, ActionError} {
@@ -211,10 +197,10 @@ func (s *Store) sweep(ctx context.Context, dryRun, beforeStart bool, rel release
 		fields = append(fields, logfield.Int("per_file_lines_not_logged", sum.Unlogged))
 	}
 	logf := s.log.Info
-	if sum.Files == sum.Released {
+	if sum.Files == sum.Released && sum.Actions[ActionSwept] == sum.Files {
 		// Nothing there but what the gateway that just exited left, each
-		// release logged already: a restart's sweep of clean directories
-		// says so at debug level, not in every restart's lines.
+		// released and its release logged: a restart's sweep of clean
+		// directories says so at debug level, not in every restart's lines.
 		logf = s.log.Debug
 	}
 	logf("sweep done", fields...)

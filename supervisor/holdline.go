@@ -14,7 +14,8 @@ import (
 // before any later line of the logger HoldLines made, or of any logger
 // made from that one, from any goroutine, and at the latest once the
 // event that held it is handled. Write errors are reported as the
-// logger's own are. Only a crash in between loses it.
+// logger's own are. Only a crash in between loses it. A core that stamps
+// lines itself (journald's) gives it the time of its write.
 type LineHold struct {
 	mu     sync.Mutex
 	ce     *zapcore.CheckedEntry // the line held, nil for none
