@@ -192,11 +192,16 @@ func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin 
 		// Judged as if it were gone, it is not: replaced since it was
 		// read, held, or not removable. Whether a gateway runs there is
 		// asked of the home as it now stands, as a sweep after a
-		// separate release would; what it cannot read is an error,
-		// as it was to that sweep.
-		var again error
-		_, runs, again = s.judgeHomeFiles(ctx, nil)
-		errs = append(errs, again)
+		// separate release would; the pid file, if it cannot be read
+		// now, is an error, as it was to that sweep (the other files'
+		// errors were said by the first look).
+		var again []judged
+		again, runs, _ = s.judgeHomeFiles(ctx, nil)
+		for _, e := range again {
+			if e.Kind == KindPIDFile && e.Err != nil {
+				errs = append(errs, e.Err)
+			}
+		}
 	}
 	handle := func(js []judged, w int) {
 		for _, e := range js {

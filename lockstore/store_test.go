@@ -625,6 +625,8 @@ func TestSweepBeforeStartReleases(t *testing.T) {
 				t.Fatalf("a live owner's gateway.pid: %s (%s), want keep", got.Action, got.Reason)
 			}
 			if tt.link {
+				// Unreadable in both looks at the home, said once.
+				linkReplacement.replace(t, l.StateFile(), l)
 				s.beforeRemove = func(p string) {
 					if p != l.PIDFile() {
 						return
@@ -652,6 +654,10 @@ func TestSweepBeforeStartReleases(t *testing.T) {
 			sum, err := s.SweepBeforeStart(context.Background(), ids[mine])
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("sweep error %v, want one: %v", err, tt.wantErr)
+			}
+			said := func(path string) int { return strings.Count("\n"+err.Error(), "\n"+path+":") }
+			if err != nil && (said(l.StateFile()) != 1 || said(l.PIDFile()) != 1) {
+				t.Errorf("sweep error %q: each unreadable file once", err)
 			}
 			if sum.Released != 3 {
 				t.Errorf("released %d, want 3", sum.Released)
