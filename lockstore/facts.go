@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/hermes-agent/hermes-supervisor/platform/passwd"
@@ -11,8 +12,9 @@ import (
 	"github.com/hermes-agent/hermes-supervisor/procstate/pyparse"
 )
 
-// Facts store.go gathers for the rules beyond a file's bytes: the rest of
-// a large record, whether a file is held locked, and the home "~" means.
+// Facts store.go gathers for the rules: a file's bytes as read for
+// judging, the rest of a large record, whether a file is held locked, and
+// the home "~" means.
 
 // readLarge reads a file again with rd, up to maxReadable bytes: a live
 // gateway with a long command line writes records beyond MaxRecordSize.
@@ -123,4 +125,61 @@ func (h *homes) expand(p string) (string, bool) {
 		return a.dir, a.ok
 	})
 	return out, bounded
+}
+
+// read loads a file for judging; ok is false when it does not exist. A
+// file that cannot be read gets ActionError and is judged no further.
+func (s *Store) read(path string, kind Kind) (judged, bool) { return s.readIn(nil, path, kind) }
+
+// readIn is read through d, the directory that holds path, when d is not
+// nil.
+func (s *Store) readIn(d *safefs.Dir, path string, kind Kind) (judged, bool) {
+	rd := func(limit int) ([]byte, safefs.FileStamp, error) {
+		if d != nil {
+			return d.Read(filepath.Base(path), limit)
+		}
+		return safefs.ReadRegular(path, limit)
+	}
+	e := judged{Entry: Entry{Path: path, Kind: kind}}
+	data, stamp, err := rd(MaxRecordSize + 1)
+	if err == nil && len(data) > MaxRecordSize {
+		data, stamp, err = s.readLarge(rd)
+	}
+	if errors.Is(err, os.ErrNotExist) {
+		return e, false
+	}
+	if err != nil {
+		e.Action, e.Reason = ActionError, "cannot read"
+		e.Err = &FileError{Path: path, Op: "read", Err: err, Hint: hintFor(err)}
+		return e, true
+	}
+	e.stamp = stamp
+	e.facts = fileFacts{data: data, mtime: stamp.ModTime()}
+	return e, true
+}
+
+// readRecord is read plus the one reader's reading of the record; with
+// writer, the uid owning the file is taken as its writer's.
+func (s *Store) readRecord(path string, kind Kind, barePID, writer bool) (judged, bool) {
+	return s.readRecordIn(nil, path, kind, barePID, writer)
+}
+
+// readRecordIn is readRecord through d (see readIn).
+func (s *Store) readRecordIn(d *safefs.Dir, path string, kind Kind, barePID, writer bool) (judged, bool) {
+	e, ok := s.readIn(d, path, kind)
+	if ok && e.Action != ActionError {
+		var uid *uint32
+		if writer {
+			uid = e.stamp.Owner()
+		}
+		e.facts = recordFacts(e.facts.data, e.facts.mtime, barePID, uid)
+	}
+	return e, ok
+}
+
+func hintFor(err error) string {
+	if h := readHint(err); h != "" {
+		return h
+	}
+	return "remove or fix it by hand; it was kept"
 }
