@@ -56,8 +56,10 @@ type stopHermesEnv struct {
 	prober *procstate.Prober
 }
 
-func newStopHermesEnv(t *testing.T) *stopHermesEnv {
-	dir := testdir.New(t)
+func newStopHermesEnv(t *testing.T) *stopHermesEnv { return newStopHermesEnvIn(t, testdir.New(t)) }
+
+// newStopHermesEnvIn is newStopHermesEnv with its home and lock dir in dir.
+func newStopHermesEnvIn(t *testing.T, dir string) *stopHermesEnv {
 	e := &stopHermesEnv{t: t, dir: dir, layout: lockstore.Layout{Home: filepath.Join(dir, "home"), LockDir: filepath.Join(dir, "locks")},
 		prober: procstate.NewProber(procstate.Options{StartTolerance: -1})}
 	for _, d := range []string{e.layout.Home, e.layout.LockDir} {

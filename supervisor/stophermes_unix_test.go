@@ -33,12 +33,8 @@ func TestStopHermesSparesAnotherUsersGateway(t *testing.T) {
 	const nobody = 65534
 	dir := testdir.Open(t)
 	bin := testdir.OpenCopy(t, "supervisor.test")
-	e := &stopHermesEnv{t: t, dir: dir, layout: lockstore.Layout{Home: filepath.Join(dir, "home"), LockDir: filepath.Join(dir, "locks")},
-		prober: procstate.NewProber(procstate.Options{StartTolerance: -1})}
+	e := newStopHermesEnvIn(t, dir)
 	for _, d := range []string{e.layout.Home, e.layout.LockDir} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
 		if err := os.Chown(d, nobody, nobody); err != nil {
 			t.Fatal(err)
 		}
