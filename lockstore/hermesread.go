@@ -27,7 +27,7 @@ var bom = []byte{0xEF, 0xBB, 0xBF}
 // is a legacy bare pid, read as {"pid": N}. Anything else is an error:
 // ErrEmpty for an empty file, *CorruptError otherwise. legacy reports the
 // bare pid.
-func readJSONFile(data []byte, barePID bool) (fields map[string]json.RawMessage, legacy bool, err error) {
+func readJSONFile(data []byte, barePID bool) (fields members, legacy bool, err error) {
 	if len(data) > maxReadable {
 		return nil, false, &CorruptError{Reason: fmt.Sprintf("more than %d bytes, larger than any record a command line allows", maxReadable), tooLarge: true}
 	}
@@ -35,31 +35,38 @@ func readJSONFile(data []byte, barePID bool) (fields map[string]json.RawMessage,
 	if !utf8.Valid(data) {
 		return nil, false, &CorruptError{Reason: "not UTF-8 text"}
 	}
-	text := pyparse.Strip(string(data))
-	if text == "" {
+	// Stripped in place: the members cut below are slices of data, not
+	// of a copy made for the strip and another for the cut.
+	raw := bytes.TrimFunc(data, pyparse.IsSpace)
+	if len(raw) == 0 {
 		return nil, false, ErrEmpty
 	}
-	if fields, ok := objectMembers([]byte(text)); ok {
+	if fields, ok := objectMembers(raw); ok {
 		return fields, false, nil
 	}
-	if err := json.Unmarshal([]byte(text), &fields); err == nil && fields != nil {
+	var escaped map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &escaped); err == nil && escaped != nil {
+		for k, v := range escaped {
+			fields = append(fields, member{k, v})
+		}
 		return fields, false, nil
 	}
+	text := string(raw)
 	var value json.RawMessage
-	jerr := json.Unmarshal([]byte(text), &value)
+	jerr := json.Unmarshal(raw, &value)
 	if jerr == nil {
 		// json.loads gives an int (True and False are ints too) only for
 		// an integer literal; a float, string, list or null is no pid.
 		if barePID && (text == "true" || text == "false" || isIntLiteral(text)) {
-			return map[string]json.RawMessage{"pid": value}, true, nil
+			return members{{"pid", value}}, true, nil
 		}
-		return nil, false, &CorruptError{Reason: "not a JSON object: " + quoteStart([]byte(text))}
+		return nil, false, &CorruptError{Reason: "not a JSON object: " + quoteStart(raw)}
 	}
 	if n, ok := pyparse.Int(text); ok {
 		if !barePID {
 			return nil, false, &CorruptError{Reason: "a bare pid, which Hermes reads as no record here"}
 		}
-		return map[string]json.RawMessage{"pid": json.RawMessage(strconv.FormatInt(n, 10))}, true, nil
+		return members{{"pid", json.RawMessage(strconv.FormatInt(n, 10))}}, true, nil
 	}
 	if strings.Contains(text, "NaN") || strings.Contains(text, "Infinity") {
 		// Python's json.loads reads NaN and Infinity, and int() of an
@@ -67,7 +74,7 @@ func readJSONFile(data []byte, barePID bool) (fields map[string]json.RawMessage,
 		return nil, false, &CorruptError{Reason: "JSON with NaN or Infinity, which Python reads and Go does not", pythonOnly: true}
 	}
 	if text[0] != '{' {
-		return nil, false, &CorruptError{Reason: "neither JSON nor a bare pid: " + quoteStart([]byte(text))}
+		return nil, false, &CorruptError{Reason: "neither JSON nor a bare pid: " + quoteStart(raw)}
 	}
 	return nil, false, &CorruptError{Reason: "not JSON: " + describeJSONError(jerr)}
 }
@@ -92,8 +99,8 @@ const (
 // then judged as any is, 0 and negatives too; null, a list, an object or
 // a word is None. A value no process id can have becomes -1, which no
 // process has either.
-func pidFromRecord(fields map[string]json.RawMessage, key string) (int, pidValue) {
-	raw, ok := fields[key]
+func pidFromRecord(fields members, key string) (int, pidValue) {
+	raw, ok := fields.get(key)
 	if !ok {
 		return 0, pidNone
 	}
@@ -201,11 +208,12 @@ func parseHermesRecord(data []byte, barePID bool) (hermesRecord, error) {
 	var pv pidValue
 	h.PID, pv = pidFromRecord(fields, "pid")
 	h.pidOK, h.pidRaises = pv == pidOK, pv == pidRaises
-	h.homeRaises = homeRaises(fields["hermes_home"])
-	h.stateNone, h.stateRaises = stateIgnored(fields["gateway_state"])
-	h.StartTime, h.startBogus = startTimeOf(fields["start_time"])
-	list, ok := arrayItems(fields["argv"])
-	if !ok && json.Unmarshal(fields["argv"], &list) != nil {
+	h.homeRaises = homeRaises(fields.at("hermes_home"))
+	h.stateNone, h.stateRaises = stateIgnored(fields.at("gateway_state"))
+	h.StartTime, h.startBogus = startTimeOf(fields.at("start_time"))
+	argv := fields.at("argv")
+	list, ok := arrayItems(argv)
+	if !ok && json.Unmarshal(argv, &list) != nil {
 		list = nil
 	}
 	if len(list) > 0 {
@@ -221,32 +229,60 @@ func parseHermesRecord(data []byte, barePID bool) (hermesRecord, error) {
 		h.Argv, h.argvLine = parts, strings.Join(parts, " ")
 	}
 	str := func(k string) string {
-		s, _ := stringOf(fields[k])
+		s, _ := stringOf(fields.at(k))
 		return s
 	}
 	h.Kind, h.HermesHome, h.Scope, h.IdentityHash = str("kind"), str("hermes_home"), str("scope"), str("identity_hash")
 	h.UpdatedAt, h.Profile, h.gatewayState = str("updated_at"), str("profile"), str("gateway_state")
-	if raw, ok := fields["metadata"]; ok && string(raw) != "null" {
-		h.Metadata = raw
+	if raw, ok := fields.get("metadata"); ok && string(raw) != "null" {
+		// A copy: the members are slices of data, which is the caller's.
+		h.Metadata = bytes.Clone(raw)
 	}
-	if reason, ok := stringOf(fields["exit_reason"]); ok && string(fields["exit_reason"]) != "null" {
+	if reason, ok := stringOf(fields.at("exit_reason")); ok && string(fields.at("exit_reason")) != "null" {
 		h.exitReason = &reason
 	}
 	return h, nil
 }
 
-// objectMembers is json.Unmarshal of text into a map of raw members,
+// members are a JSON object's members as json.Unmarshal into a
+// map[string]json.RawMessage gives them, kept in a slice: a record has a
+// dozen, and the map was a quarter of the cost of reading one.
+type members []member
+
+type member struct {
+	name string
+	raw  json.RawMessage
+}
+
+// get is the map's lookup: the last of two equal names wins, as in
+// Unmarshal.
+func (m members) get(name string) (json.RawMessage, bool) {
+	for i := len(m) - 1; i >= 0; i-- {
+		if m[i].name == name {
+			return m[i].raw, true
+		}
+	}
+	return nil, false
+}
+
+// at is get without ok: nil for a member that is not there.
+func (m members) at(name string) json.RawMessage {
+	raw, _ := m.get(name)
+	return raw
+}
+
+// objectMembers is json.Unmarshal of text into raw members,
 // where text is a valid JSON object: ok is false for anything else, and
 // for a key with an escape, which the caller leaves to Unmarshal. After
 // json.Valid the members are cut out by their brackets and quotes alone;
 // decoding through reflection was half the cost of judging a lock file.
 // As Unmarshal, the last of two equal keys wins.
-func objectMembers(text []byte) (map[string]json.RawMessage, bool) {
+func objectMembers(text []byte) (members, bool) {
 	i := nextNonSpace(text, 0)
 	if i == len(text) || text[i] != '{' || !json.Valid(text) {
 		return nil, false
 	}
-	fields := map[string]json.RawMessage{}
+	fields := make(members, 0, 12) // a scoped lock's 10 members without growing
 	for i = nextNonSpace(text, i+1); text[i] != '}'; i = nextNonSpace(text, i+1) {
 		end := valueEnd(text, i) // the key, a string
 		key := text[i+1 : end-1]
@@ -255,12 +291,44 @@ func objectMembers(text []byte) (map[string]json.RawMessage, bool) {
 		}
 		i = nextNonSpace(text, nextNonSpace(text, end)+1) // past the colon
 		end = valueEnd(text, i)
-		fields[string(key)] = text[i:end:end]
+		fields = append(fields, member{keyName(key), text[i:end:end]})
 		if i = nextNonSpace(text, end); text[i] == '}' {
 			break
 		}
 	}
 	return fields, true
+}
+
+// keyName is string(key), without a copy for the names Hermes writes:
+// a copy per member was a fifth of what reading a record allocated.
+func keyName(key []byte) string {
+	switch string(key) {
+	case "pid":
+		return "pid"
+	case "kind":
+		return "kind"
+	case "argv":
+		return "argv"
+	case "start_time":
+		return "start_time"
+	case "hermes_home":
+		return "hermes_home"
+	case "scope":
+		return "scope"
+	case "identity_hash":
+		return "identity_hash"
+	case "metadata":
+		return "metadata"
+	case "updated_at":
+		return "updated_at"
+	case "profile":
+		return "profile"
+	case "gateway_state":
+		return "gateway_state"
+	case "exit_reason":
+		return "exit_reason"
+	}
+	return string(key)
 }
 
 // arrayItems is json.Unmarshal of raw, a valid JSON value, into a slice
@@ -270,16 +338,13 @@ func arrayItems(raw json.RawMessage) ([]json.RawMessage, bool) {
 	if len(raw) == 0 || raw[0] != '[' {
 		return nil, false
 	}
-	var items []json.RawMessage
+	items := make([]json.RawMessage, 0, 8) // a gateway's argv without growing
 	for i := nextNonSpace(raw, 1); raw[i] != ']'; i = nextNonSpace(raw, i+1) {
 		end := valueEnd(raw, i)
 		items = append(items, raw[i:end:end])
 		if i = nextNonSpace(raw, end); raw[i] == ']' {
 			break
 		}
-	}
-	if items == nil {
-		items = []json.RawMessage{}
 	}
 	return items, true
 }
@@ -333,10 +398,21 @@ func valueEnd(b []byte, i int) int {
 // is taken as it stands, without the reflection and second validation
 // that made decoding most of judging a lock file; ok is false where
 // Unmarshal fails.
-func stringOf(raw json.RawMessage) (s string, ok bool) {
-	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw[1:n-1], '\\') < 0 {
+func stringOf(raw json.RawMessage) (string, bool) {
+	n := len(raw)
+	switch {
+	case n >= 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw[1:n-1], '\\') < 0:
 		return string(raw[1 : n-1]), true
+	case string(raw) == "null":
+		return "", true // Unmarshal leaves the string as it was
+	case n == 0 || raw[0] != '"':
+		return "", false // no string: Unmarshal's error, without making it
 	}
+	return unquote(raw)
+}
+
+// unquote is json.Unmarshal of raw into a string.
+func unquote(raw json.RawMessage) (s string, ok bool) {
 	return s, json.Unmarshal(raw, &s) == nil
 }
 
@@ -361,9 +437,9 @@ func parsePlannedStop(b []byte) (PlannedStop, error) {
 	m.TargetPID, pv = pidFromRecord(fields, "target_pid")
 	m.targetOK, m.targetRaises = pv == pidOK, pv == pidRaises
 	m.empty = len(fields) == 0
-	m.TargetStartTime, _ = startTimeOf(fields["target_start_time"])
+	m.TargetStartTime, _ = startTimeOf(fields.at("target_start_time"))
 	m.StopperPID, _ = pidFromRecord(fields, "stopper_pid")
-	_ = json.Unmarshal(fields["written_at"], &m.WrittenAt)
+	_ = json.Unmarshal(fields.at("written_at"), &m.WrittenAt)
 	return m, nil
 }
 
@@ -372,17 +448,22 @@ func parsePlannedStop(b []byte) (PlannedStop, error) {
 // is no string (Path() of it is a TypeError), or a string with a NUL
 // (resolve() raises ValueError).
 func homeRaises(raw json.RawMessage) bool {
-	t := strings.TrimSpace(string(raw))
+	t := bytes.TrimSpace(raw)
 	switch {
-	case t == "" || t == "null" || t == "false" || t == "[]" || t == "{}" || t == `""`:
+	case len(t) == 0 || string(t) == "null" || string(t) == "false" || string(t) == "[]" || string(t) == "{}" || string(t) == `""`:
 		return false
 	case t[0] == '"':
+		// JSON has no raw control character in a string: only an escape
+		// can make a NUL.
+		if bytes.IndexByte(t, '\\') < 0 {
+			return false
+		}
 		var s string
 		return json.Unmarshal(raw, &s) != nil || strings.ContainsRune(s, 0)
-	case t[0] == '[' || t[0] == '{' || t == "true":
+	case t[0] == '[' || t[0] == '{' || string(t) == "true":
 		return !emptyContainer(raw)
 	}
-	f, err := strconv.ParseFloat(t, 64)
+	f, err := strconv.ParseFloat(string(t), 64)
 	return err != nil || f != 0
 }
 

@@ -21,7 +21,8 @@ func fastPathsAsUnmarshal(t *testing.T, data []byte) {
 	if err != nil {
 		return
 	}
-	for k, raw := range fields {
+	for _, m := range fields {
+		k, raw := m.name, m.raw
 		var want string
 		wantOK := json.Unmarshal(raw, &want) == nil
 		if got, ok := stringOf(raw); got != want || ok != wantOK {
@@ -53,7 +54,14 @@ func membersAsUnmarshal(t *testing.T, text []byte) {
 	}
 	var want map[string]json.RawMessage
 	wantErr := json.Unmarshal(text, &want)
-	got, ok := objectMembers(text)
+	cut, ok := objectMembers(text)
+	got := map[string]json.RawMessage{}
+	for _, m := range cut {
+		got[m.name] = m.raw // the last of equal names wins, as in a map
+		if raw, _ := cut.get(m.name); !bytes.Equal(raw, want[m.name]) && wantErr == nil {
+			t.Fatalf("objectMembers(%q).get(%q) = %s; json.Unmarshal gives %s", text, m.name, raw, want[m.name])
+		}
+	}
 	switch {
 	case ok && (wantErr != nil || !maps.EqualFunc(got, want, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) })):
 		t.Fatalf("objectMembers(%q) = %q; json.Unmarshal gives %q, %v", text, got, want, wantErr)
@@ -126,8 +134,8 @@ func TestPIDFromRecordIsPythons(t *testing.T) {
 		{`{"pid": 99999999999}`, pidOK, -1}, // Python: 99999999999
 		{`{"pid": 2e3}`, pidOK, 2000},
 	} {
-		var fields map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(tt.in), &fields); err != nil {
+		fields, _, err := readJSONFile([]byte(tt.in), false)
+		if err != nil {
 			t.Fatal(err)
 		}
 		pid, kind := pidFromRecord(fields, "pid")
@@ -137,7 +145,7 @@ func TestPIDFromRecordIsPythons(t *testing.T) {
 	}
 	// {"pid": NaN}: Go's JSON has no NaN; Python's int(nan) is a
 	// ValueError, so None.
-	if _, kind := pidFromRecord(map[string]json.RawMessage{"pid": json.RawMessage("NaN")}, "pid"); kind != pidNone {
+	if _, kind := pidFromRecord(members{{"pid", json.RawMessage("NaN")}}, "pid"); kind != pidNone {
 		t.Errorf("NaN: %d, Python gives None", kind)
 	}
 }

@@ -2,7 +2,6 @@ package lockstore
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
@@ -14,7 +13,7 @@ const pidTableMin = 32
 
 // gone is what Prober.Look says of a pid no process has.
 func gone(pid int) procFacts {
-	return procFacts{live: procstate.Live{PID: pid}, err: fmt.Errorf("pid %d: %w", pid, procstate.ErrNoProcess)}
+	return procFacts{live: procstate.Live{PID: pid}, err: procstate.NoProcess(pid)}
 }
 
 // livePIDs lists the pids of every process, where the OS lists them

@@ -54,7 +54,7 @@ func (s *Store) Multiplexer(ctx context.Context) (Multiplexer, bool) {
 		return Multiplexer{}, false
 	}
 	var raw []json.RawMessage
-	if json.Unmarshal(fields["served_profiles"], &raw) != nil {
+	if json.Unmarshal(fields.at("served_profiles"), &raw) != nil {
 		return Multiplexer{}, false
 	}
 	m := Multiplexer{PID: pid}

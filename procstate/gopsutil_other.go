@@ -54,7 +54,7 @@ func createTime(ctx context.Context, pid int) (int64, error) {
 func classify(pid int, err error) error {
 	switch {
 	case errors.Is(err, process.ErrorProcessNotRunning), errors.Is(err, os.ErrNotExist):
-		return fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
+		return NoProcess(pid)
 	case errors.Is(err, process.ErrorNotPermitted), errors.Is(err, os.ErrPermission):
 		return fmt.Errorf("pid %d: %w", pid, ErrPermission)
 	case otherUser(err):

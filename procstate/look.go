@@ -47,7 +47,7 @@ func (p *Prober) Look(ctx context.Context, pid int) (Live, error) {
 		return l, fmt.Errorf("pid 0 is the kernel's: %w", ErrPermission)
 	}
 	if pid <= 0 || pid > math.MaxInt32 {
-		return l, fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
+		return l, NoProcess(pid)
 	}
 	st, err := readLive(ctx, pid)
 	if err != nil {

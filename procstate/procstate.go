@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -132,6 +133,16 @@ var ErrPermission = errors.New("permission denied inspecting process")
 // ErrNoProcess reports that no process has the pid.
 var ErrNoProcess = errors.New("no such process")
 
+// NoProcess returns ErrNoProcess for pid, as "pid N: no such process". It
+// is made without fmt: a sweep of a lock dir of stale files makes one for
+// every dead pid the files name.
+func NoProcess(pid int) error { return noProcess(pid) }
+
+type noProcess int
+
+func (e noProcess) Error() string { return "pid " + strconv.Itoa(int(e)) + ": " + ErrNoProcess.Error() }
+func (noProcess) Unwrap() error   { return ErrNoProcess }
+
 // liveState is one read of a process: what every verdict is built from.
 type liveState struct {
 	start *int64 // Hermes units
@@ -156,7 +167,7 @@ type liveState struct {
 // and its command line. It wraps ErrNoProcess or ErrPermission.
 func (p *Prober) Inspect(ctx context.Context, pid int) (Identity, error) {
 	if pid <= 0 {
-		return Identity{PID: pid}, fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
+		return Identity{PID: pid}, NoProcess(pid)
 	}
 	st, err := readLive(ctx, pid)
 	if err != nil {

@@ -41,11 +41,11 @@ func kinfo(pid int) (*unix.KinfoProc, error) {
 		// x/sys reports a reply of the wrong size so; for one pid the
 		// kernel returns nothing when no process has it.
 		if kerr := unix.Kill(pid, 0); errors.Is(kerr, unix.ESRCH) {
-			return nil, fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
+			return nil, NoProcess(pid)
 		}
 		return nil, fmt.Errorf("pid %d: kinfo_proc: %w", pid, err)
 	case errors.Is(err, unix.ESRCH):
-		return nil, fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
+		return nil, NoProcess(pid)
 	case err != nil:
 		return nil, classify(pid, err)
 	case int(k.Proc.P_pid) != pid:

@@ -2,6 +2,8 @@ package procstate
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -74,6 +76,17 @@ func TestVerdictText(t *testing.T) {
 	var v Verdict
 	if v.UnmarshalText([]byte("undead")) == nil {
 		t.Error("unknown name accepted")
+	}
+}
+
+// TestNoProcess: the error made without fmt reads and matches as the one
+// fmt made.
+func TestNoProcess(t *testing.T) {
+	for _, pid := range []int{0, 7, 4194303, -1} {
+		err, want := NoProcess(pid), fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
+		if err.Error() != want.Error() || !errors.Is(err, ErrNoProcess) {
+			t.Errorf("NoProcess(%d) = %q (is ErrNoProcess: %v), want %q", pid, err, errors.Is(err, ErrNoProcess), want)
+		}
 	}
 }
 
