@@ -301,7 +301,8 @@ func TestDryRunMakesNoBin(t *testing.T) {
 // while the one before is acted on: every file is judged exactly once,
 // every stale one goes, every live one stays, and the bin ends empty.
 // With every bound on the workers, acts never run on more goroutines
-// than they may while judging runs too (Store.shared).
+// than they may while judging runs too (Store.shared), plus the judge's
+// own once it is ahead and helps.
 func TestSweepManyBatches(t *testing.T) {
 	live := startProc(t, "block", true)
 	dead := deadIdentity(t)
@@ -311,7 +312,10 @@ func TestSweepManyBatches(t *testing.T) {
 			s.WithWorkers(w)
 			act := 1 // one worker: no judging ahead, acts one at a time
 			if s.workers() >= 2 {
+				// The acting workers, and the judge once it is ahead
+				// and helps them (never more goroutines than that).
 				_, act = s.shared()
+				act++
 			}
 			var in, most atomic.Int32
 			s.beforeRemove = func(string) {

@@ -151,7 +151,7 @@ func entries(js []judged) []Entry {
 func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 	var out []judged
 	home := -1
-	_, err := s.judgeEach(ctx, false, nil, nil, nil, func(js []judged, _ int) {
+	_, err := s.judgeEach(ctx, false, nil, nil, nil, nil, func(js []judged, _ int) {
 		out = append(out, js...)
 		if home < 0 {
 			home = len(out)
@@ -180,7 +180,7 @@ const judgeBatch = 2048
 // turns on the lock dir's own lock; the two share the store's workers
 // while both run (aheadOf). The bin's own leftovers come last, in a batch
 // of their own.
-func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin *sweepBin, rel released, f func(js []judged, w int)) (*Entry, error) {
+func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin *sweepBin, rel released, cr *crews, f func(js []judged, w int)) (*Entry, error) {
 	var errs []error
 	w := s.workers()
 	home, runs, err := s.judgeHomeFiles(ctx, rel)
@@ -211,12 +211,14 @@ func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin 
 		}
 		f(js, w)
 	}
-	judge := func(names []string, w int) []judged { return s.judgeLockFiles(ctx, w, names, acting, ld, rel) }
+	judge := func(names []string, w int) []judged {
+		return s.judgeLockFiles(ctx, w, names, acting, ld, rel, cr.judgingLobby())
+	}
 	if bin == nil || w < 2 {
 		err = s.eachLockDirBatch(ld, judgeBatch, func(names []string) { handle(judge(names, w), w) })
 	} else {
 		judgeW, actW := s.shared()
-		each, end := aheadOf(w, judgeW, actW, judge, handle)
+		each, end := aheadOf(w, judgeW, actW, cr.judgingLobby(), cr.actingLobby(), judge, handle)
 		err = s.eachLockDirBatch(ld, judgeBatch, each)
 		end()
 	}
@@ -301,10 +303,10 @@ func (s *Store) judgeHomeFiles(ctx context.Context, rel released) (_ []judged, r
 // judgeLockFiles judges the lock dir's files of names: Hermes' token
 // locks by its rules (those of rel released), leftovers by age; other
 // names are not ours to judge.
-func (s *Store) judgeLockFiles(ctx context.Context, w int, names []string, acting bool, ld *safefs.Dir, rel released) []judged {
+func (s *Store) judgeLockFiles(ctx context.Context, w int, names []string, acting bool, ld *safefs.Dir, rel released, in *lobby) []judged {
 	lockFiles := make([]judged, len(names))
 	found := make([]bool, len(names))
-	parallel(w, len(names), func(i int) {
+	in.parallel(w, len(names), func(i int) {
 		p := filepath.Join(s.layout.LockDir, names[i])
 		switch n := names[i]; {
 		case isTokenLock(n):
@@ -333,7 +335,7 @@ func (s *Store) judgeLockFiles(ctx context.Context, w int, names []string, actin
 		}
 	}
 	r := s.rulesOn(ctx, w, facts...)
-	parallel(w, len(lockFiles), func(i int) {
+	in.parallel(w, len(lockFiles), func(i int) {
 		e := &lockFiles[i]
 		switch {
 		case !found[i] || e.Kind != KindScopedLock || e.Action == ActionError || e.released:

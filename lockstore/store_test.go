@@ -11,11 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sort"
-	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -901,91 +898,6 @@ func TestWorkersAreShared(t *testing.T) {
 		if w := s.workers(); w != tc.workers || judge != tc.judge || act != tc.act {
 			t.Errorf("bound %d: %d workers, %d judge and %d act at once; want %d, %d, %d",
 				tc.bound, w, judge, act, tc.workers, tc.judge, tc.act)
-		}
-	}
-}
-
-// TestParallelRunsEachOnceOnAtMostW: every index once, never more than w
-// at a time.
-func TestParallelRunsEachOnceOnAtMostW(t *testing.T) {
-	for _, w := range []int{1, 2, 3, 8} {
-		const n = 4096
-		var seen [n]atomic.Int32
-		var in, most atomic.Int32
-		parallel(w, n, func(i int) {
-			c := in.Add(1)
-			for m := most.Load(); c > m && !most.CompareAndSwap(m, c); m = most.Load() {
-			}
-			seen[i].Add(1)
-			runtime.Gosched()
-			in.Add(-1)
-		})
-		if m := most.Load(); m > int32(w) {
-			t.Errorf("w %d: %d at once", w, m)
-		}
-		for i := range seen {
-			if c := seen[i].Load(); c != 1 {
-				t.Fatalf("w %d: index %d ran %d times", w, i, c)
-			}
-		}
-	}
-}
-
-// TestAheadOfActsOnEveryBatchOnce: each batch is acted on once, in order,
-// and all before end returns; a single batch is acted on by end itself,
-// on the caller's goroutine, so a restart's sweep starts no goroutine.
-// Judging and acting have all the workers when they take turns, and
-// share them once they run at once.
-func TestAheadOfActsOnEveryBatchOnce(t *testing.T) {
-	const w, judgeW, actW = 3, 2, 1
-	for _, batches := range []int{0, 1, 2, 5} {
-		var acted []string
-		var inEnd atomic.Bool
-		var actedOutsideEnd, mostGoroutines atomic.Int32
-		base := int32(runtime.NumGoroutine())
-		var judgedWith []int
-		var actedWith []int
-		judge := func(names []string, w int) []judged {
-			judgedWith = append(judgedWith, w)
-			return []judged{{Entry: Entry{Path: names[0]}}}
-		}
-		act := func(js []judged, w int) {
-			if !inEnd.Load() {
-				actedOutsideEnd.Add(1)
-			}
-			mostGoroutines.Store(max(mostGoroutines.Load(), int32(runtime.NumGoroutine())))
-			acted = append(acted, js[0].Path)
-			actedWith = append(actedWith, w)
-		}
-		each, end := aheadOf(w, judgeW, actW, judge, act)
-		var want []string
-		for i := range batches {
-			name := strconv.Itoa(i)
-			want = append(want, name)
-			each([]string{name})
-		}
-		inEnd.Store(true)
-		end()
-		if !slices.Equal(acted, want) {
-			t.Errorf("%d batches: acted on %v, want %v", batches, acted, want)
-		}
-		wantJudged, wantActed := []int{}, []int{}
-		for i := range batches {
-			switch {
-			case batches == 1:
-				wantJudged, wantActed = append(wantJudged, w), append(wantActed, w)
-			case i == 0:
-				wantJudged, wantActed = append(wantJudged, w), append(wantActed, actW)
-			default:
-				wantJudged, wantActed = append(wantJudged, judgeW), append(wantActed, actW)
-			}
-		}
-		if !slices.Equal(judgedWith, wantJudged) || !slices.Equal(actedWith, wantActed) {
-			t.Errorf("%d batches: judged with %v workers, acted with %v; want %v and %v", batches, judgedWith, actedWith, wantJudged, wantActed)
-		}
-		if batches == 1 && (actedOutsideEnd.Load() != 0 || mostGoroutines.Load() > base) {
-			t.Errorf("one batch went ahead: acted on before end %d times, %d goroutines while acting, %d before",
-				actedOutsideEnd.Load(), mostGoroutines.Load(), base)
 		}
 	}
 }

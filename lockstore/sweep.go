@@ -144,6 +144,10 @@ func (s *Store) sweep(ctx context.Context, dryRun, beforeStart bool, rel release
 	ld := dirs.ld // the lock dir's files are judged and acted on through it
 	bin := newSweepBin(dirs.bin)
 	sum := Summary{Actions: map[Action]int{}}
+	var cr *crews // acting sweeps share their workers between judging and acting
+	if !dryRun {
+		cr = new(crews)
+	}
 	var errs []error
 	changed, kept := 0, 0 // per-file lines logged of each budget
 	handle := func(js []judged, w int) {
@@ -153,7 +157,7 @@ func (s *Store) sweep(ctx context.Context, dryRun, beforeStart bool, rel release
 		}
 		if !dryRun {
 			// Each file's rename, re-check and unlink touch that file alone.
-			parallel(w, len(js), func(i int) { s.act(ctx, dirs, ld, bin, &js[i], beforeStart) })
+			cr.actingLobby().parallel(w, len(js), func(i int) { s.act(ctx, dirs, ld, bin, &js[i], beforeStart) })
 		}
 		for i := range js {
 			e := &js[i]
@@ -185,7 +189,7 @@ func (s *Store) sweep(ctx context.Context, dryRun, beforeStart bool, rel release
 			each(js)
 		}
 	}
-	runs, err := s.judgeEach(ctx, !dryRun, ld, bin, rel, handle)
+	runs, err := s.judgeEach(ctx, !dryRun, ld, bin, rel, cr, handle)
 	sum.Took, sum.Running = s.now().Sub(began), runs
 	fields := []zapcore.Field{logfield.Int("files", sum.Files), logfield.Duration("took", sum.Took), logfield.Bool("dry_run", dryRun)}
 	for _, a := range []Action{ActionSwept, ActionSweep, ActionQuarantined, ActionQuarantine, ActionMarkStopped, ActionKeep, ActionOK, ActionError} {

@@ -2,7 +2,6 @@ package lockstore
 
 import (
 	"runtime"
-	"sync"
 	"sync/atomic"
 )
 
@@ -45,30 +44,83 @@ func (s *Store) shared() (judge, act int) {
 // parallel runs f(0..n-1) on up to w goroutines, the caller's among
 // them, one per 32 items at most: fewer than 64 stay on the caller's
 // goroutine.
-func parallel(w, n int, f func(i int)) {
+func parallel(w, n int, f func(i int)) { (*lobby)(nil).parallel(w, n, f) }
+
+// A lobby is where a goroutine that would otherwise wait finds work: the
+// items of the parallel run in progress in it, if any (see help). A
+// sweep's judging and acting each have one, so that whichever is ahead
+// takes items of the other's batch rather than wait for it, and the
+// goroutines a sweep keeps busy stay busy without adding any.
+type lobby struct{ cur atomic.Pointer[crew] }
+
+// crews are a sweep's two lobbies; nil for none.
+type crews struct{ judging, acting lobby }
+
+func (c *crews) judgingLobby() *lobby {
+	if c == nil {
+		return nil
+	}
+	return &c.judging
+}
+
+func (c *crews) actingLobby() *lobby {
+	if c == nil {
+		return nil
+	}
+	return &c.acting
+}
+
+// A crew is one parallel run: n items, taken in turn by whoever works.
+type crew struct {
+	n          int
+	f          func(i int)
+	next, left atomic.Int64
+	done       chan struct{} // closed once every item is done
+}
+
+// work does items of c until none is left to take.
+func (c *crew) work() {
+	for i := int(c.next.Add(1) - 1); i < c.n; i = int(c.next.Add(1) - 1) {
+		c.f(i)
+		if c.left.Add(-1) == 0 {
+			close(c.done)
+		}
+	}
+}
+
+// parallel is the package's parallel, with its items offered in l (which
+// may be nil) while it runs: it returns once every item is done, by
+// whichever goroutine took it.
+func (l *lobby) parallel(w, n int, f func(i int)) {
 	workers := min(w, n/32)
-	if workers < 2 {
+	if workers < 2 && l == nil || n < 64 {
 		for i := range n {
 			f(i)
 		}
 		return
 	}
-	var next atomic.Int64
-	work := func() {
-		for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-			f(i)
-		}
+	c := &crew{n: n, f: f, done: make(chan struct{})}
+	c.left.Store(int64(n))
+	if l != nil {
+		l.cur.Store(c)
+		defer l.cur.CompareAndSwap(c, nil)
 	}
-	var wg sync.WaitGroup
 	for range workers - 1 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work()
-		}()
+		go c.work()
 	}
-	work()
-	wg.Wait()
+	c.work()
+	<-c.done
+}
+
+// help does items of the parallel run in progress in l, if any, until
+// none is left to take; it returns at once when none runs.
+func (l *lobby) help() {
+	if l == nil {
+		return
+	}
+	if c := l.cur.Load(); c != nil {
+		c.work()
+	}
 }
 
 // aheadOf returns a batch function that judges each batch on the
@@ -78,13 +130,26 @@ func parallel(w, n int, f func(i int)) {
 // second batch: a lock dir of one batch, every restart's, is judged and
 // acted on in turn, with no goroutine made and no thread woken. Judging
 // and acting each have w workers when they take turns, and judgeW and
-// actW while both run (Store.shared). Call the returned end once the
-// listing is over; it returns when every batch has been acted on.
-func aheadOf(w, judgeW, actW int, judge func(names []string, w int) []judged, act func(js []judged, w int)) (each func([]string), end func()) {
+// actW while both run (Store.shared). Whichever is ahead helps the other
+// rather than wait for it: the judge acts on items of the batch being
+// acted on (in acting) before it queues the next, and the acting
+// goroutine judges items of the batch being judged (in judging) before
+// it waits for one. judge and act run their items in those lobbies.
+// Call the returned end once the listing is over; it returns when every
+// batch has been acted on.
+func aheadOf(w, judgeW, actW int, judging, acting *lobby, judge func(names []string, w int) []judged, act func(js []judged, w int)) (each func([]string), end func()) {
 	var first []judged
 	var held bool
 	var acts chan []judged
 	acted := make(chan struct{})
+	queue := func(js []judged) {
+		select {
+		case acts <- js:
+		default:
+			acting.help()
+			acts <- js
+		}
+	}
 	each = func(names []string) {
 		switch {
 		case acts != nil:
@@ -95,14 +160,25 @@ func aheadOf(w, judgeW, actW int, judge func(names []string, w int) []judged, ac
 			acts = make(chan []judged, 1)
 			go func() {
 				defer close(acted)
-				for js := range acts {
+				for {
+					var js []judged
+					ok := true
+					select {
+					case js, ok = <-acts:
+					default:
+						judging.help()
+						js, ok = <-acts
+					}
+					if !ok {
+						return
+					}
 					act(js, actW)
 				}
 			}()
 			acts <- first
 			first = nil
 		}
-		acts <- judge(names, judgeW)
+		queue(judge(names, judgeW))
 	}
 	end = func() {
 		if acts == nil {
