@@ -306,28 +306,43 @@ func TestDryRunMakesNoBin(t *testing.T) {
 func TestSweepManyBatches(t *testing.T) {
 	live := startProc(t, "block", true)
 	dead := deadIdentity(t)
-	for _, w := range []int{0, 1, 3} {
+	for _, w := range []int{0, 1, 2, 3} {
 		t.Run("workers="+strconv.Itoa(w), func(t *testing.T) {
 			s, l := newStore(t)
 			s.WithWorkers(w)
-			act := 1 // one worker: no judging ahead, acts one at a time
+			// At most one worker: no judging ahead, one file at a time.
+			acts, busy := 1, 1
 			if s.workers() >= 2 {
 				// The acting workers, and the judge once it is ahead
-				// and helps them (never more goroutines than that).
-				_, act = s.shared()
-				act++
+				// and helps them; never more goroutines than judging
+				// and acting have between them.
+				judge, act := s.shared()
+				acts, busy = act+1, judge+act
 			}
-			var in, most atomic.Int32
-			s.beforeRemove = func(string) {
-				n := in.Add(1)
-				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			var inAct, mostAct, in, most atomic.Int32
+			count := func(n *atomic.Int32, m *atomic.Int32) func() {
+				c := n.Add(1)
+				for old := m.Load(); c > old && !m.CompareAndSwap(old, c); old = m.Load() {
 				}
-				runtime.Gosched() // room for another act to come in, were it allowed
-				in.Add(-1)
+				return func() { n.Add(-1) }
+			}
+			s.beforeJudge = func(string) {
+				done := count(&in, &most)
+				runtime.Gosched() // room for another item to come in, were it allowed
+				done()
+			}
+			s.beforeRemove = func(string) {
+				doneAct, done := count(&inAct, &mostAct), count(&in, &most)
+				runtime.Gosched()
+				done()
+				doneAct()
 			}
 			sweepManyBatches(t, s, l, live, dead)
-			if m := most.Load(); m > int32(act) {
-				t.Fatalf("%d acts at once with %d workers; %d allowed", m, w, act)
+			if m := mostAct.Load(); m > int32(acts) {
+				t.Errorf("%d acts at once with %d workers; %d allowed", m, w, acts)
+			}
+			if m := most.Load(); m > int32(busy) {
+				t.Errorf("%d files judged or acted on at once with %d workers; %d allowed", m, w, busy)
 			}
 		})
 	}

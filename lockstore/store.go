@@ -86,6 +86,9 @@ type Store struct {
 	// busyMax bounds the goroutines a sweep keeps busy (WithWorkers); zero
 	// means GOMAXPROCS.
 	busyMax int
+	// beforeJudge, set only by tests, runs as a lock-dir file is read for
+	// judging, on the goroutine that reads it.
+	beforeJudge func(path string)
 	// beforeRemove, set only by tests, runs between judging a file and
 	// renaming it: the window in which a gateway may claim it.
 	beforeRemove func(path string)
@@ -308,6 +311,9 @@ func (s *Store) judgeLockFiles(ctx context.Context, w int, names []string, actin
 	found := make([]bool, len(names))
 	in.parallel(w, len(names), func(i int) {
 		p := filepath.Join(s.layout.LockDir, names[i])
+		if s.beforeJudge != nil {
+			s.beforeJudge(p)
+		}
 		switch n := names[i]; {
 		case isTokenLock(n):
 			lockFiles[i], found[i] = s.readRecordIn(ld, p, KindScopedLock, false, true)

@@ -124,7 +124,11 @@ func TestLobbyHelpTakesItemsAndParallelWaitsForThem(t *testing.T) {
 			ran[i].Add(1)
 			switch i {
 			case 0:
-				<-last
+				select {
+				case <-last:
+				case <-time.After(10 * time.Second):
+					t.Error("the helper did not take the run's items")
+				}
 			case n - 1:
 				close(last)
 			}
@@ -170,16 +174,23 @@ func TestAheadOfHelpsTheSlowerSide(t *testing.T) {
 			}
 		})
 	}
+	// Whether each side's stuck run is offered in its lobby or already
+	// over: a state that, once reached, stays.
+	var judged1, acted1 atomic.Bool
+	offered := func(l *lobby, over *atomic.Bool) func() bool {
+		return func() bool { return l.cur.Load() != nil || over.Load() }
+	}
 	judge := func(names []string, w int) []judged {
 		switch names[0] {
 		case "1":
 			// Batch 0 was handed to the acting goroutine: once it is
 			// acted on, that goroutine is idle and must help here.
 			stuck(&judging)
+			judged1.Store(true)
 		case "3":
-			// Batches 1 and 2 are queued or being acted on: this
-			// judge helps with batch 1's run before it queues 3.
-			waitFor(t, "batch 1 acted on", func() bool { return acting.cur.Load() != nil })
+			// Batch 1 is being acted on, so batch 2 waits queued:
+			// this judge helps with batch 1's run before it queues 3.
+			waitFor(t, "batch 1 acted on", offered(&acting, &acted1))
 		}
 		return []judged{{Entry: Entry{Path: names[0]}}}
 	}
@@ -187,10 +198,11 @@ func TestAheadOfHelpsTheSlowerSide(t *testing.T) {
 	act := func(js []judged, w int) {
 		if js[0].Path == "0" {
 			// Idle only once batch 1's judging is offered.
-			waitFor(t, "batch 1 judged", func() bool { return judging.cur.Load() != nil })
+			waitFor(t, "batch 1 judged", offered(&judging, &judged1))
 		}
 		if js[0].Path == "1" {
 			stuck(&acting)
+			acted1.Store(true)
 		}
 		acted = append(acted, js[0].Path)
 	}
