@@ -93,7 +93,7 @@ func (c *crew) work() {
 // whichever goroutine took it.
 func (l *lobby) parallel(w, n int, f func(i int)) {
 	workers := min(w, n/32)
-	if workers < 2 && l == nil || n < 64 {
+	if (workers < 2 && l == nil) || n < 64 {
 		for i := range n {
 			f(i)
 		}
