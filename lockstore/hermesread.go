@@ -286,8 +286,8 @@ func homeRaises(raw json.RawMessage) bool {
 		if bytes.IndexByte(t, '\\') < 0 {
 			return false
 		}
-		var s string
-		return json.Unmarshal(raw, &s) != nil || strings.ContainsRune(s, 0)
+		s, ok := unquote(raw)
+		return !ok || strings.ContainsRune(s, 0)
 	case t[0] == '[' || t[0] == '{' || string(t) == "true":
 		return !emptyContainer(raw)
 	}

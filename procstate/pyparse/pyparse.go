@@ -28,9 +28,6 @@ func IsSpace(r rune) bool {
 // characters of s.
 func Split(s string) []string { return strings.FieldsFunc(s, IsSpace) }
 
-// Strip is str.strip() without arguments.
-func Strip(s string) string { return strings.TrimFunc(s, IsSpace) }
-
 // Int parses s as int(s) does in base 10: surrounding whitespace, one
 // sign, any Unicode decimal digits, and single underscores between
 // digits. Its whitespace is C's isspace() in ASCII (so not \x1c-\x1f,
