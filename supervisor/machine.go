@@ -215,9 +215,13 @@ func (s *Supervisor) transition(to State, reason string) {
 	if s.child != nil {
 		fields = append(fields, zap.Int("pid", s.child.PID))
 	}
-	if to == Failed {
+	switch {
+	case to == Failed:
 		s.log.Error("state", fields...)
-	} else {
+	case s.starting:
+		// Logged at the loop's next turn, off the new gateway's start.
+		s.hold.hold(s.log, zap.InfoLevel, "state", fields...)
+	default:
 		s.log.Info("state", fields...)
 	}
 	s.publish()
