@@ -145,10 +145,9 @@ func (s *Supervisor) start(ctx context.Context) {
 	s.starting = true
 	s.fire(onStarted, "gateway started, waiting for it to be ready")
 	s.starting = false
-	s.linesWait = true
 	if tm != nil {
 		tm.mark("after_spawn", time.Now())
-		tm.done(s.hold, s.log, time.Since(s.lastExit.seen))
+		tm.done(s.log, time.Since(s.lastExit.seen))
 	}
 }
 
@@ -226,7 +225,7 @@ func (s *Supervisor) exited(e Exit) {
 	marked := s.stopMarked
 	s.stopMarked = false
 	s.lastExit = &e
-	s.hold.hold(s.log, zap.InfoLevel, "gateway exited", zap.Int("pid", child.PID), zap.Stringer("exit", e),
+	s.hold.hold(s.log.Check(zap.InfoLevel, "gateway exited"), zap.Int("pid", child.PID), zap.Stringer("exit", e),
 		zap.Duration("uptime", e.Uptime))
 	// Unless a new gateway started at once (its housekeep closes them),
 	// what the ended watch left is closed now.

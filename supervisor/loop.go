@@ -58,6 +58,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 			s.fire(onStop, "supervisor asked to stop")
 		case ev := <-s.events:
 			s.handle(ev)
+			s.hold.flush()
 		case r := <-s.statusReq:
 			r <- Response{OK: true, Status: s.statusNow()}
 		case <-timerC(s.timers.backoff):
@@ -83,24 +84,11 @@ func (s *Supervisor) Run(ctx context.Context) error {
 			s.timers.guard = nil
 			s.guard(loopCtx)
 		}
-		s.endTurn()
 		if s.intent == exitNext && s.run == nil {
 			s.answer(Response{OK: true, Status: s.snapshot()})
 			return nil
 		}
 	}
-}
-
-// endTurn ends one turn of the loop: it writes the lines held during it,
-// except a start's, which wait for the next turn, off the new gateway's
-// first milliseconds (see LineHold). The start's first readiness poll
-// comes 5 ms later at the latest.
-func (s *Supervisor) endTurn() {
-	if s.linesWait {
-		s.linesWait = false
-		return
-	}
-	s.hold.flush()
 }
 
 func timerC(t Timer) <-chan time.Time {

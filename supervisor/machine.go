@@ -215,13 +215,9 @@ func (s *Supervisor) transition(to State, reason string) {
 	if s.child != nil {
 		fields = append(fields, zap.Int("pid", s.child.PID))
 	}
-	switch {
-	case to == Failed:
+	if to == Failed {
 		s.log.Error("state", fields...)
-	case s.starting:
-		// Logged at the loop's next turn, off the new gateway's start.
-		s.hold.hold(s.log, zap.InfoLevel, "state", fields...)
-	default:
+	} else {
 		s.log.Info("state", fields...)
 	}
 	s.publish()

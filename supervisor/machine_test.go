@@ -47,11 +47,6 @@ type machine struct {
 }
 
 func newMachine(t *testing.T) *machine {
-	return newMachineLogging(t, zaptest.NewLogger(t))
-}
-
-// newMachineLogging is newMachine logging to log.
-func newMachineLogging(t *testing.T, log *zap.Logger) *machine {
 	dir := testdir.New(t)
 	layout := lockstore.Layout{Home: filepath.Join(dir, "home"), LockDir: filepath.Join(dir, "locks")}
 	for _, d := range []string{layout.Home, layout.LockDir} {
@@ -64,7 +59,7 @@ func newMachineLogging(t *testing.T, log *zap.Logger) *machine {
 		Command: []string{"fake-gateway"}, Layout: layout, Policy: testPolicy(),
 		StopTimeout: 10 * time.Second, MaxStopExtension: time.Minute, ReadyTimeout: 30 * time.Second, Watchdog: WatchdogOff,
 	}
-	s, err := New(cfg, log, m.clock, procstate.NewProber(procstate.Options{}))
+	s, err := New(cfg, zaptest.NewLogger(t), m.clock, procstate.NewProber(procstate.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,10 +49,9 @@ type Supervisor struct {
 	// Starting, and must still record the new gateway (see transition).
 	recordedPID int
 	// starting is set while start moves to Starting; persistDue is a
-	// state file write it left for housekeep (see publish); linesWait
-	// keeps the lines the start held until the loop's next turn.
-	starting, persistDue, linesWait bool
-	prev                            proof // what the predecessor's state file proves; set by begin
+	// state file write it left for housekeep (see publish).
+	starting, persistDue bool
+	prev                 proof // what the predecessor's state file proves; set by begin
 
 	// Owned by the Run goroutine. The state machine (machine.go):
 	state    State
@@ -92,8 +91,7 @@ type Supervisor struct {
 	// timing times the restart under way, from the exit to the next
 	// start; nil unless debug logging is on (see timing.go).
 	timing *timing
-	// hold holds a restart's own log lines back from its path and from
-	// the new gateway's first milliseconds.
+	// hold holds back the exit's log line from the restart's path.
 	hold *LineHold
 	// toRelease are the gateways whose exit is being handled: a start
 	// that follows at once releases their files in its sweep; else
@@ -163,7 +161,7 @@ func New(cfg Config, log *zap.Logger, clock Clock, prober *procstate.Prober) (*S
 		state:     Stopped,
 		loop:      context.Background(),
 		spawn:     spawnChild,
-		wd:        watchdog{log: log, hold: hold, clock: clock, home: cfg.Layout.Home, setting: cfg.Watchdog, hangAfter: cfg.HangAfter},
+		wd:        watchdog{log: log, clock: clock, home: cfg.Layout.Home, setting: cfg.Watchdog, hangAfter: cfg.HangAfter},
 	}
 	begins := make(chan struct{})
 	sup.busyBegins.Store(&begins)

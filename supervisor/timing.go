@@ -33,11 +33,10 @@ func (tm *timing) mark(name string, t time.Time) {
 	tm.last = t
 }
 
-// done logs the steps, held with the start's other lines; the timing is
-// used up.
-func (tm *timing) done(h *LineHold, log *zap.Logger, total time.Duration) {
+// done logs the steps; the timing is used up.
+func (tm *timing) done(log *zap.Logger, total time.Duration) {
 	if tm == nil {
 		return
 	}
-	h.hold(log, zap.DebugLevel, "restart timing", append(tm.steps, zap.Int64("total_us", total.Microseconds()))...)
+	log.Debug("restart timing", append(tm.steps, zap.Int64("total_us", total.Microseconds()))...)
 }

@@ -57,7 +57,6 @@ type WatchdogStatus struct {
 // return what the loop must do (watchAction); the loop decides.
 type watchdog struct {
 	log       *zap.Logger
-	hold      *LineHold // holds a start's "hang detection on" with its other lines
 	clock     Clock
 	home      string
 	setting   time.Duration // Config.Watchdog
@@ -239,7 +238,7 @@ func (w *watchdog) started(r runner, pid int, events chan<- event) {
 		go waitDeadline(w.alarm, r, events, w.stop, w.ka, w.clock.Now)
 	}
 	if w.watch.interval > 0 || w.hangAfter > 0 {
-		w.hold.hold(w.log, zap.InfoLevel, "hang detection on",
+		w.log.Info("hang detection on",
 			zap.Duration("keep_alive_deadline", w.watch.interval), zap.Duration("hang_after", w.hangAfter),
 			zap.Bool("notify_socket", w.sock != nil))
 	}
