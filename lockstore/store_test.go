@@ -56,8 +56,17 @@ func TestMain(m *testing.M) {
 var prober = procstate.NewProber(procstate.Options{StartTolerance: -1})
 
 // startProc starts a helper; with gateway it runs as "<test> demo-gateway",
-// which IsGatewayArgv accepts.
+// which IsGatewayArgv accepts. It runs until the test ends.
 func startProc(t testing.TB, mode string, gateway bool, env ...string) procstate.Identity {
+	t.Helper()
+	id, end := startHelper(t, mode, gateway, env...)
+	t.Cleanup(func() { _ = end() })
+	return id
+}
+
+// startHelper starts a helper as startProc does and returns its identity,
+// read once it says it runs, and end, which closes its stdin and reaps it.
+func startHelper(t testing.TB, mode string, gateway bool, env ...string) (_ procstate.Identity, end func() error) {
 	t.Helper()
 	args := []string{}
 	if gateway {
@@ -76,34 +85,28 @@ func startProc(t testing.TB, mode string, gateway bool, env ...string) procstate
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
+	end = func() error { stdin.Close(); return cmd.Wait() }
 	want := map[string]string{"lock": "locked\n", "block": "running\n"}[mode]
 	line := make([]byte, len(want))
 	if _, err := io.ReadFull(stdout, line); err != nil || string(line) != want {
+		_ = end()
 		t.Fatalf("helper %s: %q %v", mode, line, err)
 	}
 	id, err := prober.Inspect(context.Background(), cmd.Process.Pid)
 	if err != nil {
+		_ = end()
 		t.Fatal(err)
 	}
-	return id
+	return id, end
 }
 
 // deadIdentity returns the identity of a process that has exited and been
-// reaped.
+// reaped. It is read while the helper still runs: one that has exited,
+// even unreaped, cannot be inspected everywhere (Wine frees it at once).
 func deadIdentity(t *testing.T) procstate.Identity {
 	t.Helper()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "LOCKSTORE_HELPER=block")
-	cmd.Stdin = strings.NewReader("")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	id, err := prober.Inspect(context.Background(), cmd.Process.Pid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Wait(); err != nil {
+	id, end := startHelper(t, "block", false)
+	if err := end(); err != nil {
 		t.Fatal(err)
 	}
 	id.Argv = []string{"hermes", "gateway", "run"}
