@@ -71,6 +71,7 @@ func (s *Supervisor) found(f ownedFound) {
 
 // statusNow is the answer to a status request from the loop.
 func (s *Supervisor) statusNow() *Status {
+	s.settle()
 	st := s.snapshot()
 	if s.child == nil {
 		return st

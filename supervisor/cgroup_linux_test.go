@@ -59,6 +59,7 @@ read ok <"$1.fifo"; exit 3`
 		rep.Error = err.Error()
 		return
 	}
+	c.begin()
 	rep.Exit = c.wait(context.Background())
 	for _, l := range logs.All() {
 		m := l.ContextMap()

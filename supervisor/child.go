@@ -42,6 +42,7 @@ type started struct {
 	log      *zap.Logger
 	evidence string          // why the cgroups under which the tree runs are ours
 	drained  []chan struct{} // one per output pipe, closed once all of it is logged
+	readEnds []*os.File      // the pipes' read ends, until begin hands them to their readers
 	out      *gatewayOutput
 }
 
@@ -66,6 +67,10 @@ type spawned interface {
 	startedAt() time.Time
 	// cgroup names the gateway's cgroup, "" when it has none.
 	cgroup() string
+	// begin starts reading the gateway's output. Until then the pipes
+	// hold it: the readers' goroutines are left out of the gateway's
+	// first milliseconds (see Supervisor.settle).
+	begin()
 }
 
 var _ spawned = (*started)(nil)
@@ -115,14 +120,22 @@ func startChild(cfg *Config, self procstate.Identity, log *zap.Logger, clock Clo
 			log.Debug("the gateway runs in a cgroup of its own", zap.Int("pid", tree.Pid()), zap.String("cgroup", where))
 		}
 	}
-	out := newGatewayOutput(log, clock, cfg.OutputBurst, cfg.OutputInterval, len(readEnds))
-	c.out = out
-	for i, stream := range []string{"stdout", "stderr"} {
-		done := make(chan struct{})
-		c.drained = append(c.drained, done)
-		go out.readFrom(out.stream(stream), readEnds[i], done)
+	c.out = newGatewayOutput(log, clock, cfg.OutputBurst, cfg.OutputInterval, len(readEnds))
+	c.readEnds = readEnds
+	for range readEnds {
+		c.drained = append(c.drained, make(chan struct{}))
 	}
 	return c, nil
+}
+
+func (c *started) begin() {
+	if c.readEnds == nil {
+		return // begun
+	}
+	for i, stream := range []string{"stdout", "stderr"} {
+		go c.out.readFrom(c.out.stream(stream), c.readEnds[i], c.drained[i])
+	}
+	c.readEnds = nil
 }
 
 // outputPipes are a gateway's stdout and stderr: pipes of our own rather

@@ -53,6 +53,7 @@ func TestChildEnvironment(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			st.begin()
 			if e := st.wait(context.Background()); e.Code != 0 {
 				t.Fatalf("helper exited %v", e)
 			}

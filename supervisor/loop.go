@@ -58,7 +58,10 @@ func (s *Supervisor) Run(ctx context.Context) error {
 			s.fire(onStop, "supervisor asked to stop")
 		case ev := <-s.events:
 			s.handle(ev)
-			s.hold.flush()
+			if s.unsettled == nil {
+				// Else the exit's line waits for the transition's, at the settle.
+				s.hold.flush()
+			}
 		case r := <-s.statusReq:
 			r <- Response{OK: true, Status: s.statusNow()}
 		case <-timerC(s.timers.backoff):
@@ -73,6 +76,9 @@ func (s *Supervisor) Run(ctx context.Context) error {
 			} else {
 				s.fire(onKillDue, "the gateway did not stop in time")
 			}
+		case <-timerC(s.timers.settle):
+			s.timers.settle = nil
+			s.settle()
 		case <-timerC(s.timers.ready):
 			s.timers.ready = nil
 			s.checkReady()
@@ -101,6 +107,7 @@ func timerC(t Timer) <-chan time.Time {
 // handle turns an event into what it means for the machine. Events of a
 // run that already ended are dropped.
 func (s *Supervisor) handle(ev event) {
+	s.settle()
 	switch ev := ev.(type) {
 	case command:
 		s.command(ev)

@@ -166,6 +166,7 @@ func contains[T comparable](xs []T, x T) bool {
 // says and runs the row's action. reason says why, for the log and the
 // status; delay is onRetryLater's.
 func (s *Supervisor) fire(t trigger, reason string) {
+	s.settle()
 	r, ok := lookup(s.state, s.intent, t)
 	if !ok {
 		return

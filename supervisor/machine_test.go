@@ -24,6 +24,7 @@ type fakeGateway struct {
 	terms, kills int
 	left         []proctree.Unkilled
 	out          *outputPipes // the output pipes it was given, closed
+	reading      bool         // begin was called
 }
 
 // fakePID names no process: above every kernel's pid_max.
@@ -36,6 +37,7 @@ func (g *fakeGateway) survivors() []proctree.Unkilled { return g.left }
 func (g *fakeGateway) pid() int                       { return fakePID }
 func (g *fakeGateway) startedAt() time.Time           { return g.begun }
 func (g *fakeGateway) cgroup() string                 { return "" }
+func (g *fakeGateway) begin()                         { g.reading = true }
 
 // machine is a supervisor whose loop the test plays: it fires triggers and
 // hands in events as Run would, with a fake spawn and a test clock.
@@ -71,6 +73,8 @@ func newMachine(t *testing.T) *machine {
 		s.spareOut.close()
 	})
 	s.loop = ctx
+	// The test plays the loop: each start settles at once.
+	s.settleAfter = 0
 	s.spawn = func(c *Config, _ procstate.Identity, _ *zap.Logger, _ Clock) (spawned, error) {
 		c.out.close() // a real spawn hands them to the gateway
 		g := &fakeGateway{begun: m.clock.now, out: c.out}

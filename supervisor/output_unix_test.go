@@ -50,6 +50,7 @@ read ok <"$1.fifo"; echo last words; exit ` + strconv.Itoa(code) + "\n"
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.begin()
 	begun := time.Now()
 	e := c.wait(context.Background())
 	if e.Code != code || e.StartError != "" || e.Signal != "" {
@@ -117,6 +118,7 @@ func TestGatewayOutputFlood(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			ch.begin()
 			if e := ch.wait(context.Background()); e.Code != 0 {
 				t.Fatalf("exit %+v", e)
 			}
@@ -167,6 +169,7 @@ func TestStartChildOnPreparedPipes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.begin()
 	if e := c.wait(context.Background()); e.Code != 0 {
 		t.Fatalf("exit = %+v, want 0", e)
 	}

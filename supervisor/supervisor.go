@@ -78,6 +78,8 @@ type Supervisor struct {
 	nextStart    *time.Time
 	waiters      []reply // answered once the pending stop/restart completes
 	timers       loopTimers
+	unsettled    *unsettled    // the start under way, until settle
+	settleAfter  time.Duration // how long a new gateway runs before settle; 0: at once
 	wd           watchdog
 	// The profile, and who serves it when another gateway does (served.go):
 	profile   string // the home's profile name, "default" for a root home
@@ -110,8 +112,8 @@ type Supervisor struct {
 }
 
 type loopTimers struct {
-	backoff, ready, own, guard Timer
-	readyPoll, guardEvery      time.Duration
+	backoff, ready, own, guard, settle Timer
+	readyPoll, guardEvery              time.Duration
 }
 
 // New prepares a supervisor; Run starts it.
@@ -141,27 +143,28 @@ func New(cfg Config, log *zap.Logger, clock Clock, prober *procstate.Prober) (*S
 	root := lockstore.New(lockstore.Layout{Home: lockstore.ProfileRoot(cfg.Layout.Home), LockDir: cfg.Layout.LockDir}, prober, log, clock.Now)
 	host := lockstore.New(cfg.Layout, prober, log, clock.Now)
 	sup := &Supervisor{
-		profile:   profile,
-		named:     named,
-		root:      root,
-		look:      lookServer(root, host, profile, named),
-		bootID:    bootID,
-		nonce:     nonce,
-		hashed:    hashed,
-		cfg:       cfg,
-		log:       log,
-		hold:      hold,
-		clock:     clock,
-		prober:    prober,
-		store:     lockstore.New(cfg.Layout, prober, log, clock.Now).WithGatewayCommand(cfg.Command).WithWorkers(cfg.SweepWorkers),
-		self:      self,
-		events:    make(chan event, 16),
-		statusReq: make(chan reply),
-		rnd:       rand.Float64,
-		state:     Stopped,
-		loop:      context.Background(),
-		spawn:     spawnChild,
-		wd:        watchdog{log: log, clock: clock, home: cfg.Layout.Home, setting: cfg.Watchdog, hangAfter: cfg.HangAfter},
+		profile:     profile,
+		named:       named,
+		root:        root,
+		look:        lookServer(root, host, profile, named),
+		bootID:      bootID,
+		nonce:       nonce,
+		hashed:      hashed,
+		cfg:         cfg,
+		log:         log,
+		hold:        hold,
+		clock:       clock,
+		prober:      prober,
+		store:       lockstore.New(cfg.Layout, prober, log, clock.Now).WithGatewayCommand(cfg.Command).WithWorkers(cfg.SweepWorkers),
+		self:        self,
+		events:      make(chan event, 16),
+		statusReq:   make(chan reply),
+		rnd:         rand.Float64,
+		state:       Stopped,
+		loop:        context.Background(),
+		spawn:       spawnChild,
+		settleAfter: settleDelay,
+		wd:          watchdog{log: log, clock: clock, home: cfg.Layout.Home, setting: cfg.Watchdog, hangAfter: cfg.HangAfter},
 	}
 	begins := make(chan struct{})
 	sup.busyBegins.Store(&begins)

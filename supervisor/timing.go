@@ -33,6 +33,14 @@ func (tm *timing) mark(name string, t time.Time) {
 	tm.last = t
 }
 
+// restartAt starts the next step at t: what came before it since the
+// last mark was not the restart's.
+func (tm *timing) restartAt(t time.Time) {
+	if tm != nil {
+		tm.last = t
+	}
+}
+
 // done logs the steps; the timing is used up.
 func (tm *timing) done(log *zap.Logger, total time.Duration) {
 	if tm == nil {
