@@ -12,8 +12,10 @@ import (
 // took 50 µs there, a tenth of all the restart adds to a bare fork/exec.
 // The held line keeps its time, its fields and its place: it is written
 // before any later line of the logger HoldLines made, or of any logger
-// made from that one, from any goroutine, and at the latest once the
-// event that held it is handled. Write errors are reported as the
+// made from that one, from any goroutine, and at the latest at flush: the
+// state machine flushes once the event that held it is handled, or, when
+// that event started a gateway, once the start settles (Supervisor.settle),
+// 3 ms later. Write errors are reported as the
 // logger's own are. Only a crash in between loses it. A core that stamps
 // lines itself (journald's) gives it the time of its write.
 type LineHold struct {

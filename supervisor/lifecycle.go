@@ -123,7 +123,7 @@ func (s *Supervisor) start(ctx context.Context) {
 		return
 	}
 	s.run = st
-	s.unsettled = &unsettled{st: st, timing: tm, spawned: time.Now()}
+	s.unsettled = &unsettled{st: st, timing: tm, forked: time.Now()}
 	if s.settleAfter <= 0 {
 		s.settle()
 		return
@@ -145,9 +145,9 @@ const settleDelay = 3 * time.Millisecond
 
 // unsettled is a start whose second half (settle) is still to come.
 type unsettled struct {
-	st      spawned
-	timing  *timing
-	spawned time.Time // when the fork returned
+	st     spawned
+	timing *timing
+	forked time.Time // when the fork returned
 }
 
 // settle finishes the start under way, if any: it starts reading the new
@@ -190,9 +190,13 @@ func (s *Supervisor) settle() {
 	s.starting = true
 	s.fire(onStarted, "gateway started, waiting for it to be ready")
 	s.starting = false
+	// The exit's line, held since the exit (Run does not flush it while a
+	// start is unsettled), went out before the transition's; this covers
+	// a logger that wrote neither.
+	s.hold.flush()
 	if tm != nil {
 		tm.mark("settle", time.Now())
-		tm.done(s.log, u.spawned.Sub(s.lastExit.seen))
+		tm.done(s.log, u.forked.Sub(s.lastExit.seen))
 	}
 }
 

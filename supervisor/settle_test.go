@@ -1,6 +1,8 @@
 package supervisor
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	"go.uber.org/zap"
@@ -66,5 +68,33 @@ func TestAStartSettlesBeforeAnythingElse(t *testing.T) {
 				t.Errorf("a second settle logged %d more transitions", n-len(lines))
 			}
 		})
+	}
+}
+
+// TestARestartLogsTheExitBeforeItsStart: the dead gateway's "gateway
+// exited" line, held off the restart's path, is written at the settle,
+// before the transition to starting of the gateway that replaced it.
+func TestARestartLogsTheExitBeforeItsStart(t *testing.T) {
+	m := newMachine(t)
+	core, logs := observer.New(zapcore.InfoLevel)
+	m.s.log, m.s.hold = HoldLines(zap.New(core))
+	setup(m, "running")
+	m.s.settleAfter = settleDelay
+	before := logs.Len()
+	m.exit(1)
+	if len(m.spawns) != 2 || m.s.unsettled == nil {
+		t.Fatalf("the exit did not restart at once: %d spawns, unsettled %v", len(m.spawns), m.s.unsettled)
+	}
+	if n := logs.Len() - before; n != 0 {
+		t.Fatalf("%d lines written before the settle: %v", n, logs.All()[before:])
+	}
+	m.s.settle()
+	var got []string
+	for _, e := range logs.All()[before:] {
+		got = append(got, e.Message+" "+fmt.Sprint(e.ContextMap()["to"]))
+	}
+	want := []string{"gateway exited <nil>", "state starting"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("lines after the exit: %q, want %q", got, want)
 	}
 }

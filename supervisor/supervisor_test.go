@@ -61,6 +61,8 @@ type harness struct {
 	done   chan error
 	prober *procstate.Prober
 	logs   *observer.ObservedLogs // everything the supervisor logged
+	// prepare, when set, changes the supervisor's insides before Run.
+	prepare func(*Supervisor)
 }
 
 func testPolicy() Policy {
@@ -79,6 +81,13 @@ func startHarness(t *testing.T, policy Policy, demoArgs ...string) *harness {
 // startHarnessWith is startHarness with the configuration changed by mutate.
 func startHarnessWith(t *testing.T, mutate func(*Config), demoArgs ...string) *harness {
 	t.Helper()
+	h := newHome(t)
+	h.run(mutate, demoArgs...)
+	return h
+}
+
+// newHome makes an empty home and lock dir for a harness started later.
+func newHome(t *testing.T) *harness {
 	dir := testdir.New(t)
 	h := &harness{
 		t:      t,
@@ -93,7 +102,6 @@ func startHarnessWith(t *testing.T, mutate func(*Config), demoArgs ...string) *h
 			t.Fatal(err)
 		}
 	}
-	h.run(mutate, demoArgs...)
 	return h
 }
 
@@ -124,6 +132,9 @@ func (h *harness) run(mutate func(*Config), demoArgs ...string) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.sup, h.cancel = sup, cancel
+	if h.prepare != nil {
+		h.prepare(sup)
+	}
 	go func() { h.done <- sup.Run(ctx) }()
 	h.t.Cleanup(func() {
 		cancel()

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -117,25 +116,6 @@ func thisBoot(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// newHome makes an empty home and lock dir for a harness started later.
-func newHome(t *testing.T) *harness {
-	dir := testdir.New(t)
-	h := &harness{
-		t:      t,
-		layout: lockstore.Layout{Home: filepath.Join(dir, "home"), LockDir: filepath.Join(dir, "locks")},
-		clock:  &offsetClock{},
-		states: make(chan *Status, 4096),
-		done:   make(chan error, 1),
-		prober: procstate.NewProber(procstate.Options{StartTolerance: -1}),
-	}
-	for _, d := range []string{h.layout.Home, h.layout.LockDir} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return h
 }
 
 // TestForgedStateSignalsNothing: a state file names a live process that no

@@ -17,7 +17,7 @@ import (
 // restartSteps are the steps of a restart as the supervisor logs them
 // ("restart timing", at debug level), in order: each is the time from
 // the end of the one before, the first from the moment the dead
-// gateway's exit was seen.
+// gateway's exit was seen; the last, settle, is timed from its own start.
 var restartSteps = []struct{ key, what string }{
 	{"tree_reaped", "kill what is left of the tree (our orphans' children list and the links from them); the root, a zombie until then, is reaped after this, off the restart's path"},
 	{"output_drained", "read the dead gateway's output to its end"},
@@ -89,7 +89,7 @@ func (r *report) breakdownSection(b *strings.Builder) {
 	bd := r.breakdown
 	p("## 1a. Restart breakdown\n\n")
 	p("Where a restart's time goes inside hermes-supervisor: a run of its own after section 1, the same child, gap and kills, alone on the machine and with `--log-level debug`, which makes the supervisor log one `restart timing` line per restart (%d here). ", bd.restarts)
-	p("Each step is timed from the end of the one before; the first starts when the dead gateway's exit is seen. Medians of steps do not add up to the median total.\n\n")
+	p("Each step is timed from the end of the one before; the first starts when the dead gateway's exit is seen, and the settle, 3 ms after the fork, is timed from its own start. Medians of steps do not add up to the median total.\n\n")
 	p("| Step | What | median µs | p90 µs | max µs |\n|---|---|---|---|---|\n")
 	for _, st := range restartSteps {
 		s, ok := bd.steps[st.key]
