@@ -140,73 +140,111 @@ func sweepCost(ctx context.Context, c config, child string) ([]sweepResult, erro
 	}
 	defer o.stop()
 	rnd := rand.New(rand.NewPCG(1, 2))
-	var out []sweepResult
-	for _, n := range c.sweepSizes {
-		rounds := max(3, min(30, 30000/n))
-		res := sweepResult{n: n, rounds: rounds}
-		var sweeps, scans []time.Duration
-		for range rounds {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			root, err := os.MkdirTemp("", "hsbench-sweep")
-			if err != nil {
-				return nil, err
-			}
-			l := lockstore.Layout{Home: filepath.Join(root, "home"), LockDir: filepath.Join(root, "locks")}
-			for _, d := range []string{l.Home, l.LockDir} {
-				if err := os.MkdirAll(d, 0o700); err != nil {
-					return nil, err
-				}
-			}
-			stale, err := o.layout(l.LockDir, n, rnd)
-			if err != nil {
-				os.RemoveAll(root)
-				return nil, err
-			}
-			store := lockstore.New(l, prober, zap.NewNop(), time.Now)
-			t0 := time.Now()
-			if _, err := store.Scan(ctx); err != nil {
-				os.RemoveAll(root)
-				return nil, err
-			}
-			scans = append(scans, time.Since(t0))
-			t0 = time.Now()
-			entries, err := store.Sweep(ctx, false)
-			sweeps = append(sweeps, time.Since(t0))
-			if err != nil {
-				os.RemoveAll(root)
-				return nil, err
-			}
-			swept, kept := 0, 0
-			for _, e := range entries {
-				switch e.Action {
-				case lockstore.ActionSwept:
-					swept++
-				case lockstore.ActionKeep:
-					kept++
-				}
-			}
-			left, _ := os.ReadDir(l.LockDir)
-			bin, berr := os.ReadDir(l.SweepBin())
-			os.RemoveAll(root)
-			// A benchmark of a wrong sweep is worthless: check it. The
-			// lock dir keeps the live files and the sweep's empty bin.
-			if swept != stale || kept != n-stale || len(left) != n-stale+1 || berr != nil || len(bin) != 0 {
-				return nil, fmt.Errorf("sweep of %d files: swept %d kept %d, %d names left in the lock dir and %d in the bin (%v), want %d/%d/%d/0",
-					n, swept, kept, len(left), len(bin), berr, stale, n-stale, n-stale+1)
-			}
-			res.swept, res.kept = swept, kept
+	out := make([]sweepResult, len(c.sweepSizes))
+	sweeps := make([][]time.Duration, len(c.sweepSizes))
+	scans := make([][]time.Duration, len(c.sweepSizes))
+	for i, n := range c.sweepSizes {
+		out[i] = sweepResult{n: n, rounds: max(3, min(30, 30000/n))}
+	}
+	// Each size's rounds are spread over the whole section (see
+	// sweepOrder): the slope between neighbouring sizes is a difference
+	// of medians, and a slow spell of the host that fell on one size's
+	// rounds alone moved it by a quarter between two runs.
+	for _, i := range sweepOrder(out) {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
-		res.sum, res.scan = summarize(sweeps), summarize(scans)
-		res.perFile = res.sum.Med / time.Duration(n)
-		if len(out) > 0 {
-			prev := out[len(out)-1]
-			res.marginal = (res.sum.Med - prev.sum.Med) / time.Duration(n-prev.n)
+		res := &out[i]
+		scan, sweep, err := o.sweepRound(ctx, prober, res, rnd)
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, res)
+		scans[i], sweeps[i] = append(scans[i], scan), append(sweeps[i], sweep)
+	}
+	for i := range out {
+		res := &out[i]
+		res.sum, res.scan = summarize(sweeps[i]), summarize(scans[i])
+		res.perFile = res.sum.Med / time.Duration(res.n)
+		if i > 0 {
+			prev := out[i-1]
+			res.marginal = (res.sum.Med - prev.sum.Med) / time.Duration(res.n-prev.n)
+		}
 	}
 	return out, nil
+}
+
+// sweepOrder returns which size each round is of (an index into rs), in
+// the order they run: the sizes with most rounds set the steps, and a
+// size with fewer rounds runs one at evenly spaced steps among them, so
+// that every size's rounds span the section rather than follow each other.
+func sweepOrder(rs []sweepResult) []int {
+	steps := 0
+	for _, r := range rs {
+		steps = max(steps, r.rounds)
+	}
+	var order []int
+	for step := range steps {
+		for i, r := range rs {
+			// At the first step, and then each time step*rounds/steps
+			// passes a whole number: rounds times in all.
+			if step == 0 || step*r.rounds/steps > (step-1)*r.rounds/steps {
+				order = append(order, i)
+			}
+		}
+	}
+	return order
+}
+
+// sweepRound lays out res.n files in a fresh home and lock dir, times a
+// Scan and then a Sweep of them, and checks what the sweep did.
+func (o *owners) sweepRound(ctx context.Context, prober *procstate.Prober, res *sweepResult, rnd *rand.Rand) (scan, sweep time.Duration, err error) {
+	n := res.n
+	root, err := os.MkdirTemp("", "hsbench-sweep")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer os.RemoveAll(root)
+	l := lockstore.Layout{Home: filepath.Join(root, "home"), LockDir: filepath.Join(root, "locks")}
+	for _, d := range []string{l.Home, l.LockDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return 0, 0, err
+		}
+	}
+	stale, err := o.layout(l.LockDir, n, rnd)
+	if err != nil {
+		return 0, 0, err
+	}
+	store := lockstore.New(l, prober, zap.NewNop(), time.Now)
+	t0 := time.Now()
+	if _, err := store.Scan(ctx); err != nil {
+		return 0, 0, err
+	}
+	scan = time.Since(t0)
+	t0 = time.Now()
+	entries, err := store.Sweep(ctx, false)
+	sweep = time.Since(t0)
+	if err != nil {
+		return 0, 0, err
+	}
+	swept, kept := 0, 0
+	for _, e := range entries {
+		switch e.Action {
+		case lockstore.ActionSwept:
+			swept++
+		case lockstore.ActionKeep:
+			kept++
+		}
+	}
+	left, _ := os.ReadDir(l.LockDir)
+	bin, berr := os.ReadDir(l.SweepBin())
+	// A benchmark of a wrong sweep is worthless: check it. The lock dir
+	// keeps the live files and the sweep's empty bin.
+	if swept != stale || kept != n-stale || len(left) != n-stale+1 || berr != nil || len(bin) != 0 {
+		return 0, 0, fmt.Errorf("sweep of %d files: swept %d kept %d, %d names left in the lock dir and %d in the bin (%v), want %d/%d/%d/0",
+			n, swept, kept, len(left), len(bin), berr, stale, n-stale, n-stale+1)
+	}
+	res.swept, res.kept = swept, kept
+	return scan, sweep, nil
 }
 
 func ptr(v int64) *int64 { return &v }
