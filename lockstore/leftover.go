@@ -16,15 +16,6 @@ import (
 // costs nothing, so the wait is generous rather than tight.
 const LeftoverAge = time.Minute
 
-// baseNames returns the last element of each path.
-func baseNames(paths ...string) []string {
-	out := make([]string, len(paths))
-	for i, p := range paths {
-		out[i] = filepath.Base(p)
-	}
-	return out
-}
-
 // tempSuffix matches the random part of a temp name: os.CreateTemp's
 // decimal number, or Python mkstemp's letters, digits and underscores.
 // It and the other patterns of this package are compiled at first use:
@@ -60,18 +51,23 @@ func isTemp(n, prefix string) bool {
 //   - Hermes' atomic_json_write temps of gateway_state.json and the
 //     markers;
 //   - our writeAtomic temps of the files we replace atomically.
-func (l Layout) isHomeLeftover(n string) bool {
-	for _, base := range baseNames(l.PIDFile(), l.RuntimeLock(), l.StateFile(), l.PlannedStopMarker(), l.TakeoverMarker()) {
-		if n == base+".stale" {
+//
+// Every restart's sweep asks it of each name in the home, so it matches
+// against the names as constants, never building the home's paths.
+func isHomeLeftover(n string) bool {
+	if base, ok := strings.CutSuffix(n, ".stale"); ok {
+		switch base {
+		case pidFileName, runtimeLockName, stateFileName, plannedStopName, takeoverName:
 			return true
 		}
+		return false
 	}
-	for _, base := range baseNames(l.StateFile(), l.PlannedStopMarker(), l.TakeoverMarker()) {
+	for _, base := range [...]string{stateFileName, plannedStopName, takeoverName} {
 		if isHermesTemp(n, base) {
 			return true
 		}
 	}
-	for _, base := range baseNames(l.StateFile(), l.PlannedStopMarker(), l.SupervisorState()) {
+	for _, base := range [...]string{stateFileName, plannedStopName, supervisorStateName} {
 		if isOurTemp(n, base) {
 			return true
 		}

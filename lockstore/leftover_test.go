@@ -23,6 +23,12 @@ func TestLeftoverNames(t *testing.T) {
 		{"gateway.pid.stale", true, true},
 		{"gateway.lock.stale", true, true},
 		{"gateway_state.json.stale", true, true},
+		{".gateway-planned-stop.json.stale", true, true},
+		{".gateway-takeover.json.stale", true, true},
+		{"..gateway-takeover_zz9.tmp", true, true},
+		{"hermes-supervisor.state.json.stale", true, false}, // replaced through a temp, never swept
+		{"gateway.pid.stale.stale", true, false},
+		{".stale", true, false},
 		{".gateway_state_k3j_9x2a.tmp", true, true},   // Hermes' atomic_json_write
 		{".gateway_state.json.12345.tmp", true, true}, // our writeAtomic
 		{".hermes-supervisor.state.json.987.tmp", true, true},
@@ -49,7 +55,7 @@ func TestLeftoverNames(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got := isLockDirLeftover(tt.name)
 			if tt.home {
-				got = l.isHomeLeftover(tt.name)
+				got = isHomeLeftover(tt.name)
 			}
 			if got != tt.want {
 				t.Fatalf("leftover = %v, want %v", got, tt.want)

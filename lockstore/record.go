@@ -35,27 +35,33 @@ const maxReadable = 40 << 20
 // Layout names every file of one Hermes home and its lock directory.
 type Layout struct{ Home, LockDir string }
 
+// The names of the home's files that Hermes or we write.
+const (
+	pidFileName         = "gateway.pid"
+	runtimeLockName     = "gateway.lock"
+	stateFileName       = "gateway_state.json"
+	plannedStopName     = ".gateway-planned-stop.json"
+	takeoverName        = ".gateway-takeover.json"
+	supervisorStateName = "hermes-supervisor.state.json"
+)
+
 // PIDFile returns <home>/gateway.pid.
-func (l Layout) PIDFile() string { return filepath.Join(l.Home, "gateway.pid") }
+func (l Layout) PIDFile() string { return filepath.Join(l.Home, pidFileName) }
 
 // RuntimeLock returns <home>/gateway.lock.
-func (l Layout) RuntimeLock() string { return filepath.Join(l.Home, "gateway.lock") }
+func (l Layout) RuntimeLock() string { return filepath.Join(l.Home, runtimeLockName) }
 
 // StateFile returns <home>/gateway_state.json.
-func (l Layout) StateFile() string { return filepath.Join(l.Home, "gateway_state.json") }
+func (l Layout) StateFile() string { return filepath.Join(l.Home, stateFileName) }
 
 // PlannedStopMarker returns <home>/.gateway-planned-stop.json.
-func (l Layout) PlannedStopMarker() string {
-	return filepath.Join(l.Home, ".gateway-planned-stop.json")
-}
+func (l Layout) PlannedStopMarker() string { return filepath.Join(l.Home, plannedStopName) }
 
 // TakeoverMarker returns <home>/.gateway-takeover.json.
-func (l Layout) TakeoverMarker() string { return filepath.Join(l.Home, ".gateway-takeover.json") }
+func (l Layout) TakeoverMarker() string { return filepath.Join(l.Home, takeoverName) }
 
 // SupervisorState returns <home>/hermes-supervisor.state.json.
-func (l Layout) SupervisorState() string {
-	return filepath.Join(l.Home, "hermes-supervisor.state.json")
-}
+func (l Layout) SupervisorState() string { return filepath.Join(l.Home, supervisorStateName) }
 
 // SupervisorLock returns <home>/hermes-supervisor.lock.
 func (l Layout) SupervisorLock() string { return filepath.Join(l.Home, "hermes-supervisor.lock") }

@@ -265,7 +265,7 @@ func (s *Store) judgeHomeFiles(ctx context.Context, rel released) (_ []judged, r
 	}
 	// Only names Hermes or we write: the home also holds the user's and
 	// the agent's own files, which may end in .stale or .tmp too.
-	homeLeft, err := s.leftovers(l.Home, l.isHomeLeftover)
+	homeLeft, err := s.leftovers(l.Home, isHomeLeftover)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		errs = append(errs, err)
 	}
