@@ -28,6 +28,12 @@ var bom = []byte{0xEF, 0xBB, 0xBF}
 // ErrEmpty for an empty file, *CorruptError otherwise. legacy reports the
 // bare pid.
 func readJSONFile(data []byte, barePID bool) (fields members, legacy bool, err error) {
+	return readJSONFileTo(nil, data, barePID)
+}
+
+// readJSONFileTo is readJSONFile appending the members to fields (see
+// appendMembers).
+func readJSONFileTo(fields members, data []byte, barePID bool) (_ members, legacy bool, err error) {
 	if len(data) > maxReadable {
 		return nil, false, &CorruptError{Reason: fmt.Sprintf("more than %d bytes, larger than any record a command line allows", maxReadable), tooLarge: true}
 	}
@@ -41,8 +47,8 @@ func readJSONFile(data []byte, barePID bool) (fields members, legacy bool, err e
 	if len(raw) == 0 {
 		return nil, false, ErrEmpty
 	}
-	if fields, ok := objectMembers(raw); ok {
-		return fields, false, nil
+	if cut, ok := appendMembers(fields, raw); ok {
+		return cut, false, nil
 	}
 	var escaped map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &escaped); err == nil && escaped != nil {
@@ -199,7 +205,11 @@ type hermesRecord struct {
 // parseHermesRecord reads a pid, lock or state record as Hermes does
 // (readJSONFile, then the fields its rules read).
 func parseHermesRecord(data []byte, barePID bool) (hermesRecord, error) {
-	fields, legacy, err := readJSONFile(data, barePID)
+	// The members and argv's items are read into arrays of this frame:
+	// nothing of them outlives the reading but the strings taken out.
+	var memberBuf [16]member
+	var itemBuf [8]json.RawMessage
+	fields, legacy, err := readJSONFileTo(memberBuf[:0], data, barePID)
 	if err != nil {
 		return hermesRecord{}, err
 	}
@@ -212,9 +222,14 @@ func parseHermesRecord(data []byte, barePID bool) (hermesRecord, error) {
 	h.stateNone, h.stateRaises = stateIgnored(fields.at("gateway_state"))
 	h.StartTime, h.startBogus = startTimeOf(fields.at("start_time"))
 	argv := fields.at("argv")
-	list, ok := arrayItems(argv)
-	if !ok && json.Unmarshal(argv, &list) != nil {
-		list = nil
+	list, ok := appendItems(itemBuf[:0], argv)
+	if !ok {
+		// Unmarshal's own slice, never the array: what Unmarshal gets a
+		// pointer to escapes.
+		var decoded []json.RawMessage
+		if json.Unmarshal(argv, &decoded) == nil {
+			list = decoded
+		}
 	}
 	if len(list) > 0 {
 		h.argvList = true

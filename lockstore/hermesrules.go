@@ -142,7 +142,9 @@ type decision struct {
 
 // decide turns a ruling on rec into a decision: keep, or sweep.
 func decide(rec hermesRecord, r ruling) decision {
-	d := decision{record: &rec.Record, verdict: r.verdict, action: ActionSweep, reason: r.reason}
+	// A copy of the record alone, not of all rec holds: one per file judged.
+	kept := rec.Record
+	d := decision{record: &kept, verdict: r.verdict, action: ActionSweep, reason: r.reason}
 	if r.keep {
 		d.action = ActionKeep
 	}
