@@ -108,8 +108,8 @@ func keyName(key []byte) string {
 }
 
 // arrayItems is json.Unmarshal of raw, a valid JSON value, into a slice
-// of raw items: ok is false, for the caller to ask Unmarshal, when raw is
-// not an array.
+// of raw items: ok is false when raw is not an array, where Unmarshal
+// finds no items either (null) or fails.
 func arrayItems(raw json.RawMessage) ([]json.RawMessage, bool) { return appendItems(nil, raw) }
 
 // appendItems is arrayItems appending to items, as appendMembers.
