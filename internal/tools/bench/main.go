@@ -142,7 +142,8 @@ func printOnly(ctx context.Context, c config) error {
 		return fmt.Errorf("build the bench child (run from the module root): %w\n%s", err, out)
 	}
 	var b strings.Builder
-	began := readCPUTimes()
+	var st steal
+	st.begin()
 	switch c.only {
 	case "restart":
 		if r.restart, err = restartLatency(ctx, c, self, child); err != nil {
@@ -171,10 +172,8 @@ func printOnly(ctx context.Context, c config) error {
 		abSection(&b, c, ls)
 	}
 	fmt.Print(b.String())
-	fmt.Printf("\nHow fast the host was as the run began: %s.\n", r.machine.speed)
-	if share, ok := stealShare(began, readCPUTimes()); ok {
-		fmt.Printf("CPU time the hypervisor gave elsewhere while this VM wanted it (steal, /proc/stat): %.1f%%.\n", 100*share)
-	}
+	st.end()
+	fmt.Printf("\nHow fast the host was as the run began: %s.\n%s: %s.\n", r.machine.speed, stealHeading, st)
 	return nil
 }
 
@@ -199,7 +198,7 @@ func run(ctx context.Context, c config) (*report, error) {
 	if out, err := exec.CommandContext(ctx, "go", "build", "-o", child, "./internal/tools/bench/child").CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("build the bench child (run from the module root): %w\n%s", err, out)
 	}
-	began := readCPUTimes()
+	r.steal.begin()
 	step := func(name string, f func() error) error {
 		fmt.Fprintf(os.Stderr, "bench: %s\n", name)
 		t := time.Now()
@@ -207,7 +206,7 @@ func run(ctx context.Context, c config) (*report, error) {
 		fmt.Fprintf(os.Stderr, "bench: %s done in %s\n", name, time.Since(t).Round(time.Millisecond))
 		return err
 	}
-	defer func() { r.steal.run.share, r.steal.run.ok = stealShare(began, readCPUTimes()) }()
+	defer r.steal.end()
 	if err := step("restart latency", func() error {
 		r.restart, err = restartLatency(ctx, c, self, child)
 		return err

@@ -67,7 +67,7 @@ func (r *report) write(dir string) error {
 	p("Written by `make bench` (`go run ./internal/tools/bench`) on %s; it took %s.\n", r.started.UTC().Format("2006-01-02 15:04 MST"), time.Since(r.started).Round(time.Second))
 	p("Machine: %s, %d cores, %s, %s, %s. The machine is shared, so read spreads, not single numbers;\n", m.cpu, m.cores, m.memory, m.kernel, m.goVersion)
 	p("nothing here is asserted by `make test`. How fast the host was as the run began: %s (compare these before comparing two runs).\n", m.speed)
-	p("CPU time the hypervisor gave elsewhere while this VM wanted it (steal, from /proc/stat): %s. A section whose steal is several times another run's is a busier hour, not slower code.\n\n", r.steal)
+	p("%s: %s. A section whose steal is several times another run's is a busier hour, not slower code.\n\n", stealHeading, r.steal)
 
 	floor, hs := r.latency("floor"), r.latency("hermes-supervisor")
 	ratio := float64(hs.sum.Med) / float64(floor.sum.Med)

@@ -67,9 +67,19 @@ func stealShare(from, to cpuTimes) (share float64, ok bool) {
 // idle CPU with the watchdog at 5.72 and 8.5 ms per minute, and the
 // restart at 1.03 and 1.16 times its floor.
 type steal struct {
+	from     cpuTimes // as the run began
 	sections []sectionSteal
 	run      sectionSteal
 }
+
+// stealHeading begins the line that gives a steal.
+const stealHeading = "CPU time the hypervisor gave elsewhere while this VM wanted it (steal, from /proc/stat)"
+
+// begin marks the start of the run.
+func (s *steal) begin() { s.from = readCPUTimes() }
+
+// end measures the whole run, from begin.
+func (s *steal) end() { s.run.share, s.run.ok = stealShare(s.from, readCPUTimes()) }
 
 type sectionSteal struct {
 	name  string
@@ -96,6 +106,9 @@ func (s steal) String() string {
 		if sec.ok {
 			parts = append(parts, fmt.Sprintf("%s %.1f%%", sec.name, 100*sec.share))
 		}
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("%.1f%% of the CPU time during the run", 100*s.run.share)
 	}
 	return fmt.Sprintf("%.1f%% of the CPU time during the run (%s)", 100*s.run.share, strings.Join(parts, ", "))
 }

@@ -30,3 +30,25 @@ func TestStealShare(t *testing.T) {
 		})
 	}
 }
+
+func TestStealString(t *testing.T) {
+	tests := []struct {
+		name string
+		s    steal
+		want string
+	}{
+		{"unmeasured", steal{}, "not measured"},
+		{"a run alone, as -only prints it", steal{run: sectionSteal{share: 0.034, ok: true}}, "3.4% of the CPU time during the run"},
+		{"sections, one unmeasured", steal{
+			run:      sectionSteal{share: 0.1, ok: true},
+			sections: []sectionSteal{{"sweep cost", 0.172, true}, {"idle cost", 0, false}, {"output flood", 0.27, true}},
+		}, "10.0% of the CPU time during the run (sweep cost 17.2%, output flood 27.0%)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.s.String(); got != tt.want {
+				t.Fatalf("String() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
