@@ -169,12 +169,14 @@ func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 const judgeBatch = 2048
 
 // judgeEach judges every file, the home's first, then the lock dir's in
-// batches of judgeBatch as they are listed, and hands each batch to f.
-// The error joins every file's. With acting, the caller acts on every
-// batch: a token lock it would move is then probed for a holder only just
-// before the move (removeIn), not also here. ld, when not nil, is the
-// lock dir the caller acts in: its files are read through it, so that
-// what is judged is in the directory acted on.
+// batches of judgeBatch as they are listed, and hands each batch to f,
+// which must not keep the slice once it returns (the lock dir's batches
+// are reused; see batches). The error joins every file's. With acting,
+// the caller acts on every batch: a token lock it would move is then
+// probed for a holder only just before the move (removeIn), not also
+// here. ld, when not nil, is the lock dir the caller acts in: its files
+// are read through it, so that what is judged is in the directory acted
+// on.
 //
 // With a bin, the caller's acts rename into it and add no name to the
 // lock dir, so the next batch is listed and judged while f acts on this
@@ -214,14 +216,19 @@ func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin 
 		}
 		f(js, w)
 	}
+	var spare batches
 	judge := func(names []string, w int) []judged {
-		return s.judgeLockFiles(ctx, w, names, acting, ld, rel, cr.judgingLobby())
+		return s.judgeLockFiles(ctx, w, spare.get(len(names)), names, acting, ld, rel, cr.judgingLobby())
+	}
+	handleBatch := func(js []judged, w int) {
+		handle(js, w)
+		spare.put(js)
 	}
 	if bin == nil || w < 2 {
-		err = s.eachLockDirBatch(ld, judgeBatch, func(names []string) { handle(judge(names, w), w) })
+		err = s.eachLockDirBatch(ld, judgeBatch, func(names []string) { handleBatch(judge(names, w), w) })
 	} else {
 		judgeW, actW := s.shared()
-		each, end := aheadOf(w, judgeW, actW, cr.judgingLobby(), cr.actingLobby(), judge, handle)
+		each, end := aheadOf(w, judgeW, actW, cr.judgingLobby(), cr.actingLobby(), judge, handleBatch)
 		err = s.eachLockDirBatch(ld, judgeBatch, each)
 		end()
 	}
@@ -303,11 +310,44 @@ func (s *Store) judgeHomeFiles(ctx context.Context, rel released) (_ []judged, r
 	return out, runs, errors.Join(errs...)
 }
 
-// judgeLockFiles judges the lock dir's files of names: Hermes' token
-// locks by its rules (those of rel released), leftovers by age; other
-// names are not ours to judge.
-func (s *Store) judgeLockFiles(ctx context.Context, w int, names []string, acting bool, ld *safefs.Dir, rel released, in *lobby) []judged {
-	lockFiles := make([]judged, len(names))
+// batches recycles the slices of a sweep's lock-dir batches once each
+// has been handed on and acted on: at about 500 bytes per file they were
+// a quarter of what a sweep of 100 000 files allocated, and the collector
+// took 15-30% of such a sweep's time. It holds no more slices than there
+// are batches in flight (see aheadOf).
+type batches struct {
+	mu   sync.Mutex
+	free [][]judged
+}
+
+// get returns n zeroed entries, in a slice done with if one is big enough.
+func (b *batches) get(n int) []judged {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for len(b.free) > 0 {
+		js := b.free[len(b.free)-1]
+		b.free = b.free[:len(b.free)-1]
+		if cap(js) >= n {
+			return js[:n]
+		}
+	}
+	return make([]judged, n)
+}
+
+// put takes back js, whose entries nothing uses any more. They are zeroed
+// now, so that what they read is not kept alive until the next batch.
+func (b *batches) put(js []judged) {
+	js = js[:cap(js)]
+	clear(js)
+	b.mu.Lock()
+	b.free = append(b.free, js)
+	b.mu.Unlock()
+}
+
+// judgeLockFiles judges the lock dir's files of names into lockFiles (as
+// many zeroed entries as names): Hermes' token locks by its rules (those
+// of rel released), leftovers by age; other names are not ours to judge.
+func (s *Store) judgeLockFiles(ctx context.Context, w int, lockFiles []judged, names []string, acting bool, ld *safefs.Dir, rel released, in *lobby) []judged {
 	found := make([]bool, len(names))
 	in.parallel(w, len(names), func(i int) {
 		p := filepath.Join(s.layout.LockDir, names[i])

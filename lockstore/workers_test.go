@@ -1,12 +1,15 @@
 package lockstore
 
 import (
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 )
 
 // TestParallelRunsEachOnceOnAtMostW: every index once, never more than w
@@ -213,5 +216,35 @@ func TestAheadOfHelpsTheSlowerSide(t *testing.T) {
 	end()
 	if want := []string{"0", "1", "2", "3", "4"}; !slices.Equal(acted, want) {
 		t.Errorf("acted on %v, want %v", acted, want)
+	}
+}
+
+// TestBatchesHandOutZeroedEntries: a batch's slice comes back for the
+// next batch with nothing of what the last one read or decided, beyond
+// its length too, and a batch bigger than any slice given back gets a
+// new one.
+func TestBatchesHandOutZeroedEntries(t *testing.T) {
+	var b batches
+	js := b.get(4)
+	if len(js) != 4 {
+		t.Fatalf("get(4): %d entries", len(js))
+	}
+	for i := range js {
+		js[i] = judged{Entry: Entry{Path: "p", Action: ActionKeep, Record: &Record{PID: 7}}, facts: fileFacts{data: []byte("{}")}, released: true, in: new(safefs.Dir)}
+	}
+	first := &js[0]
+	b.put(js[:2]) // compacted, as judgeLockFiles returns it
+	again := b.get(3)
+	if &again[0] != first {
+		t.Fatal("a slice given back was not reused")
+	}
+	for i, e := range again[:cap(again)] {
+		if !reflect.ValueOf(e).IsZero() {
+			t.Errorf("entry %d of a reused slice holds %+v", i, e)
+		}
+	}
+	b.put(again)
+	if big := b.get(5); len(big) != 5 || &big[0] == first {
+		t.Fatalf("get(5) with only a slice of 4 given back: %d entries, reused %v", len(big), &big[0] == first)
 	}
 }
