@@ -2,6 +2,7 @@ package lockstore
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
 )
 
@@ -191,4 +192,38 @@ func aheadOf(w, judgeW, actW int, judging, acting *lobby, judge func(names []str
 		<-acted
 	}
 	return each, end
+}
+
+// batches recycles the slices of a sweep's lock-dir batches once each
+// has been handed on and acted on: at about 500 bytes per file they were
+// a quarter of what a sweep of 100 000 files allocated, and the collector
+// took 15-30% of such a sweep's time. It holds no more slices than there
+// are batches in flight (see aheadOf).
+type batches struct {
+	mu   sync.Mutex
+	free [][]judged
+}
+
+// get returns n zeroed entries, in a slice done with if one is big enough.
+func (b *batches) get(n int) []judged {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for len(b.free) > 0 {
+		js := b.free[len(b.free)-1]
+		b.free = b.free[:len(b.free)-1]
+		if cap(js) >= n {
+			return js[:n]
+		}
+	}
+	return make([]judged, n)
+}
+
+// put takes back js, whose entries nothing uses any more. They are zeroed
+// now, so that what they read is not kept alive until the next batch.
+func (b *batches) put(js []judged) {
+	js = js[:cap(js)]
+	clear(js)
+	b.mu.Lock()
+	b.free = append(b.free, js)
+	b.mu.Unlock()
 }
