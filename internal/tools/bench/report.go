@@ -73,11 +73,13 @@ func (r *report) write(dir string) error {
 	ratio := float64(hs.sum.Med) / float64(floor.sum.Med)
 	// The cost of one more file is the slope between neighbouring N; the
 	// total of a small sweep is mostly the fixed cost of the home's files.
-	var worst time.Duration
+	var worst sweepResult
 	linear := true
 	for i := 1; i < len(r.sweep); i++ {
 		m := r.sweep[i].marginal
-		worst = max(worst, m)
+		if m > worst.marginal {
+			worst = r.sweep[i]
+		}
 		// Linear: the slope does not keep growing with N (2x slack for noise).
 		if i > 1 && m > 2*r.sweep[i-1].marginal {
 			linear = false
@@ -89,7 +91,7 @@ func (r *report) write(dir string) error {
 		d := float64(demo.sum.Med) / float64(floor.sum.Med)
 		p("| Restart with the demo gateway's file dance, median | ≤ %.0f× the floor | %s ms: **%.2f×**%s | %s |\n", targetDance, ms(demo.sum.Med), d, interval(demo, floor), met(d <= targetDance))
 	}
-	p("| Sweep, per file | linear, ≤ %s | at most %s per added file (slope of the median between neighbouring N = %d…%d) | %s |\n", targetPerFile, worst.Round(100*time.Nanosecond), r.sweep[0].n, r.sweep[len(r.sweep)-1].n, met(linear && worst <= targetPerFile))
+	p("| Sweep, per file | linear, ≤ %s | at most %s per added file%s (slope of the median between neighbouring N = %d…%d) | %s |\n", targetPerFile, worst.marginal.Round(100*time.Nanosecond), worst.slopeInterval(), r.sweep[0].n, r.sweep[len(r.sweep)-1].n, met(linear && worst.marginal <= targetPerFile))
 	p("| Power-loss layout to a healthy gateway | healthy | median %s ms; the non-sweeping loop: %s | %s |\n", ms(r.power.sum.Med), loopVerdict(r.power), met(!r.power.loopHealthy))
 	p("| Idle RSS | ≤ 10 MB | %.1f MiB (peak %.1f MiB) | %s |\n", float64(r.idle.rssKB)/1024, float64(r.idle.hwmKB)/1024, met(r.idle.rssKB <= targetRSSKB))
 	p("| Idle CPU | ≤ %s per minute | %s per minute, %d wake-ups in %s | %s |\n", targetCPU, r.idle.cpuPerMinute.Round(10*time.Microsecond), r.idle.switches, r.idle.window, met(r.idle.cpuPerMinute <= targetCPU))
@@ -150,12 +152,12 @@ func (r *report) sweepSection(b *strings.Builder) {
 	p("N scoped locks in a fresh lock dir: a third name dead pids, a third live unrelated processes with another start time (reused pids), a third five live demo gateways. ")
 	p("Dead and reused files each name a distinct identity, so no verdict comes from the per-sweep cache; the live gateways' do, as they would in life. ")
 	p("Timed: `Store.Scan` (judge only, as `sweep --dry-run`) and `Store.Sweep` (judge; lock, rename into the sweep's bin `.hermes-supervisor-sweep/`, check it is the inode judged, unlink). Every round is checked: all stale files gone, every live gateway's file kept. ")
-	p("Large sweeps judge and remove files on GOMAXPROCS goroutines (here %d); the lock dir is listed and judged 2048 names at a time, the next batch while the one before is acted on (judging and acting then run side by side, and whichever is ahead takes items of the other's batch rather than wait), so a sweep holds a few batches of names, not the whole directory. \"Per added file\" is the slope of the median between neighbouring N: the fixed cost of reading the home's own files is not spread over the lock files. The rounds of every N take turns through the section (an N with 3 rounds runs one in each third of it), as the restart rows do, since a slope is a difference of medians: run one N after another, a slow spell of the host that fell on one N's rounds alone moved a slope by a quarter between two runs.\n\n", r.machine.cores)
+	p("Large sweeps judge and remove files on GOMAXPROCS goroutines (here %d); the lock dir is listed and judged 2048 names at a time, the next batch while the one before is acted on (judging and acting then run side by side, and whichever is ahead takes items of the other's batch rather than wait), so a sweep holds a few batches of names, not the whole directory. \"Per added file\" is the slope of the median between neighbouring N: the fixed cost of reading the home's own files is not spread over the lock files. The rounds of every N take turns through the section (an N with 3 rounds runs one in each third of it), as the restart rows do, since a slope is a difference of medians: run one N after another, a slow spell of the host that fell on one N's rounds alone moved a slope by a quarter between two runs. Beside each slope is its 95%% bootstrap interval, drawn as the restart rows' are (the rounds of two N with as many rounds, which ran side by side, drawn together): where the slope could as well have landed with other rounds of the same code on the same host. The verdict is on the slope itself.\n\n", r.machine.cores)
 	p("| N | rounds | swept / kept | scan median ms | sweep min ms | sweep median ms | sweep p90 ms | sweep max ms | median / N | per added file |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range r.sweep {
 		marginal := ""
 		if s.marginal > 0 {
-			marginal = s.marginal.Round(100 * time.Nanosecond).String()
+			marginal = s.marginal.Round(100*time.Nanosecond).String() + s.slopeInterval()
 		}
 		p("| %d | %d | %d / %d | %s | %s | %s | %s | %s | %s | %s |\n", s.n, s.rounds, s.swept, s.kept, ms(s.scan.Med), ms(s.sum.Min), ms(s.sum.Med), ms(s.sum.P90), ms(s.sum.Max), s.perFile.Round(100*time.Nanosecond), marginal)
 	}

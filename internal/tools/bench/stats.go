@@ -26,39 +26,54 @@ func summarize(ds []time.Duration) summary {
 }
 
 // ratioInterval is the 95% bootstrap interval of the ratio of the
-// medians of num and den: kills are drawn again with replacement, as many
-// as there were, rounds times, and the middle 95% of the ratios so drawn
-// is kept. The bench kills its rows in turn, so num[i] and den[i] share a
-// moment of the host; sets of one length are drawn by those rounds, the
-// same indexes for both, and other sets each on its own. Twenty kills a
-// row leave the median ratio a few hundredths either way on a shared
-// host; the interval says how many. The draws are seeded, so a report is
-// reproducible from its samples.
+// medians of num and den (see bootInterval). Twenty kills a row leave the
+// median ratio a few hundredths either way on a shared host; the interval
+// says how many.
 func ratioInterval(num, den []time.Duration, rounds int) (lo, hi float64) {
-	if len(num) == 0 || len(den) == 0 || rounds <= 0 {
+	return bootInterval(num, den, rounds, func(a, b time.Duration) float64 { return float64(a) / float64(b) })
+}
+
+// slopeInterval is the 95% bootstrap interval of the slope per added file
+// from prev's median to cur's, dn files apart (see bootInterval): a slope
+// is a difference of two medians, and the interval says how far it could
+// as well have landed with other rounds of the same code on the same host.
+func slopeInterval(cur, prev []time.Duration, dn, rounds int) (lo, hi time.Duration) {
+	l, h := bootInterval(cur, prev, rounds, func(a, b time.Duration) float64 { return float64(a-b) / float64(dn) })
+	return time.Duration(l), time.Duration(h)
+}
+
+// bootInterval is the 95% bootstrap interval of stat(median of a, median
+// of b): samples are drawn again with replacement, as many as there were,
+// rounds times, and the middle 95% of the stats so drawn is kept. The
+// bench runs its rows and sizes in turn, so a[i] and b[i] share a moment
+// of the host; sets of one length are drawn by those rounds, the same
+// indexes for both, and other sets each on its own. The draws are seeded,
+// so a report is reproducible from its samples.
+func bootInterval(a, b []time.Duration, rounds int, stat func(a, b time.Duration) float64) (lo, hi float64) {
+	if len(a) == 0 || len(b) == 0 || rounds <= 0 {
 		return 0, 0
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	paired := len(num) == len(den)
-	a, b := make([]time.Duration, len(num)), make([]time.Duration, len(den))
-	ratios := make([]float64, rounds)
-	for r := range ratios {
-		for i := range a {
-			j := rng.IntN(len(num))
-			a[i] = num[j]
+	paired := len(a) == len(b)
+	da, db := make([]time.Duration, len(a)), make([]time.Duration, len(b))
+	stats := make([]float64, rounds)
+	for r := range stats {
+		for i := range da {
+			j := rng.IntN(len(a))
+			da[i] = a[j]
 			if paired {
-				b[i] = den[j]
+				db[i] = b[j]
 			}
 		}
 		if !paired {
-			for i := range b {
-				b[i] = den[rng.IntN(len(den))]
+			for i := range db {
+				db[i] = b[rng.IntN(len(b))]
 			}
 		}
-		ratios[r] = float64(summarize(a).Med) / float64(summarize(b).Med)
+		stats[r] = stat(summarize(da).Med, summarize(db).Med)
 	}
-	slices.Sort(ratios)
-	at := func(q float64) float64 { return ratios[int(q*float64(rounds-1)+0.5)] }
+	slices.Sort(stats)
+	at := func(q float64) float64 { return stats[int(q*float64(rounds-1)+0.5)] }
 	return at(0.025), at(0.975)
 }
 

@@ -96,3 +96,36 @@ func TestRatioInterval(t *testing.T) {
 		}
 	})
 }
+
+func TestSlopeInterval(t *testing.T) {
+	us := func(v ...int) []time.Duration { return durations(time.Microsecond, v...) }
+	small := us(540, 560, 510, 600, 530, 580, 520, 570, 550, 590)
+	t.Run("a constant step has no spread", func(t *testing.T) {
+		// Each round of the bigger N 1800 µs above the round beside it:
+		// drawn by rounds, every draw says 1800/90 = 20 µs per file.
+		big := make([]time.Duration, len(small))
+		for i, d := range small {
+			big[i] = d + 1800*time.Microsecond
+		}
+		if lo, hi := slopeInterval(big, small, 90, 2000); lo != 20*time.Microsecond || hi != 20*time.Microsecond {
+			t.Errorf("a constant step: [%v, %v], want [20µs, 20µs]", lo, hi)
+		}
+	})
+	t.Run("it holds the slope and is ordered", func(t *testing.T) {
+		big := us(2800, 2300, 3100, 2500, 2900, 2400, 3600, 2700, 2600, 3000)
+		lo, hi := slopeInterval(big, small, 90, 2000)
+		slope := (summarize(big).Med - summarize(small).Med) / 90
+		if !(lo <= slope && slope <= hi) || lo >= hi {
+			t.Errorf("interval [%v, %v] for a slope of %v", lo, hi, slope)
+		}
+	})
+	t.Run("formatted beside the slope, and nothing without one", func(t *testing.T) {
+		s := sweepResult{marginal: 25 * time.Microsecond, marginalLo: 22 * time.Microsecond, marginalHi: 28100 * time.Nanosecond}
+		if got, want := s.slopeInterval(), " (95% bootstrap interval 22µs–28.1µs)"; got != want {
+			t.Errorf("slopeInterval() = %q, want %q", got, want)
+		}
+		if got := (sweepResult{}).slopeInterval(); got != "" {
+			t.Errorf("the first N, which has no slope: %q", got)
+		}
+	})
+}

@@ -24,12 +24,14 @@ type sweepResult struct {
 	rounds  int
 	sum     summary       // whole sweep
 	perFile time.Duration // median / n
+	scan    summary       // dry run (judge only) of the same files
+	swept   int           // per round
+	kept    int
+
 	// marginal is the slope of the median from the previous n: the cost
-	// of one more file.
-	marginal time.Duration
-	scan     summary // dry run (judge only) of the same files
-	swept    int     // per round
-	kept     int
+	// of one more file; marginalLo and marginalHi are its 95% bootstrap
+	// interval (slopeInterval).
+	marginal, marginalLo, marginalHi time.Duration
 }
 
 // owners are the processes the stale files name.
@@ -168,6 +170,7 @@ func sweepCost(ctx context.Context, c config, child string) ([]sweepResult, erro
 		if i > 0 {
 			prev := out[i-1]
 			res.marginal = (res.sum.Med - prev.sum.Med) / time.Duration(res.n-prev.n)
+			res.marginalLo, res.marginalHi = slopeInterval(sweeps[i], sweeps[i-1], res.n-prev.n, 10000)
 		}
 	}
 	return out, nil
@@ -248,3 +251,12 @@ func (o *owners) sweepRound(ctx context.Context, prober *procstate.Prober, res *
 }
 
 func ptr(v int64) *int64 { return &v }
+
+// slopeInterval formats the 95% bootstrap interval of s's slope per added
+// file, or nothing when there is none.
+func (s sweepResult) slopeInterval() string {
+	if s.marginalLo == 0 && s.marginalHi == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (95%% bootstrap interval %s–%s)", s.marginalLo.Round(100*time.Nanosecond), s.marginalHi.Round(100*time.Nanosecond))
+}
