@@ -221,8 +221,8 @@ func TestAheadOfHelpsTheSlowerSide(t *testing.T) {
 
 // TestBatchesHandOutZeroedEntries: a batch's slice comes back for the
 // next batch with nothing of what the last one read or decided, beyond
-// its length too, and a batch bigger than any slice given back gets a
-// new one.
+// its length too; a batch bigger than any slice given back gets a new
+// one; and no slice is handed out twice.
 func TestBatchesHandOutZeroedEntries(t *testing.T) {
 	var b batches
 	js := b.get(4)
@@ -244,7 +244,14 @@ func TestBatchesHandOutZeroedEntries(t *testing.T) {
 		}
 	}
 	b.put(again)
-	if big := b.get(5); len(big) != 5 || &big[0] == first {
+	big := b.get(5)
+	if len(big) != 5 || &big[0] == first {
 		t.Fatalf("get(5) with only a slice of 4 given back: %d entries, reused %v", len(big), &big[0] == first)
+	}
+	// Two batches in flight at once (one judged while the one before is
+	// acted on) never share a slice.
+	b.put(big)
+	if x, y := b.get(5), b.get(5); &x[0] == &y[0] {
+		t.Fatal("one slice handed to two batches at once")
 	}
 }
