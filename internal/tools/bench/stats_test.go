@@ -16,6 +16,9 @@ func durations(unit time.Duration, v ...int) []time.Duration {
 	return ds
 }
 
+// us is v, each in microseconds.
+func us(v ...int) []time.Duration { return durations(time.Microsecond, v...) }
+
 func TestSummarize(t *testing.T) {
 	ms := func(v ...int) []time.Duration { return durations(time.Millisecond, v...) }
 	tests := []struct {
@@ -59,7 +62,6 @@ func TestMs(t *testing.T) {
 }
 
 func TestRatioInterval(t *testing.T) {
-	us := func(v ...int) []time.Duration { return durations(time.Microsecond, v...) }
 	floor := us(1800, 1700, 1900, 2100, 1600, 1850, 1950, 1750, 2000, 1820)
 	t.Run("a constant ratio has no spread", func(t *testing.T) {
 		double := make([]time.Duration, len(floor))
@@ -98,7 +100,6 @@ func TestRatioInterval(t *testing.T) {
 }
 
 func TestSlopeInterval(t *testing.T) {
-	us := func(v ...int) []time.Duration { return durations(time.Microsecond, v...) }
 	small := us(540, 560, 510, 600, 530, 580, 520, 570, 550, 590)
 	t.Run("a constant step has no spread", func(t *testing.T) {
 		// Each round of the bigger N 1800 µs above the round beside it:
