@@ -11,6 +11,7 @@ type Listener struct {
 	conn      *net.UnixConn
 	addr      string
 	notifyDir // the socket's private directory, where the OS has one
+	receiver  // what a receive keeps between datagrams, where the OS needs any
 }
 
 // Datagram is one message read from a Listener.
@@ -34,7 +35,7 @@ type Datagram struct {
 func (l *Listener) Addr() string { return l.addr }
 
 // Receive blocks for the next datagram, reading it into buf; it fails once
-// the listener is closed.
+// the listener is closed. One goroutine at a time may call it.
 func (l *Listener) Receive(buf []byte) (Datagram, error) { return l.receive(buf) }
 
 // Close stops the listener and removes its socket and directory.

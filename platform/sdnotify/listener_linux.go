@@ -1,7 +1,9 @@
 package sdnotify
 
 import (
+	"encoding/binary"
 	"fmt"
+	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -20,10 +22,10 @@ func listen(dir string) (*Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw, err := l.conn.SyscallConn()
+	err = l.initReceiver()
 	if err == nil {
 		var serr error
-		err = raw.Control(func(fd uintptr) {
+		err = l.raw.Control(func(fd uintptr) {
 			serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_PASSCRED, 1)
 		})
 		if err == nil {
@@ -37,6 +39,33 @@ func listen(dir string) (*Listener, error) {
 	return l, nil
 }
 
+// receiver is what a Linux listener keeps from one datagram to the next,
+// so that a keep-alive, which Hermes sends twice per watchdog deadline for
+// the gateway's whole life, allocates nothing: the raw conn, the control
+// buffer and the function the poller calls are made once, at listen.
+type receiver struct {
+	raw  syscall.RawConn
+	read func(fd uintptr) bool // l.readOne, bound once
+	buf  []byte                // the caller's, during one receive
+	// oob holds one SCM_CREDENTIALS message and no more: a datagram's
+	// SCM_RIGHTS would find no room, so the kernel closes the files it
+	// carries instead of opening them in the supervisor.
+	oob []byte
+	// The last recvmsg's results.
+	n, oobn, flags int
+	errno          unix.Errno
+}
+
+func (l *Listener) initReceiver() error {
+	raw, err := l.conn.SyscallConn()
+	if err != nil {
+		return err
+	}
+	l.raw, l.read = raw, l.readOne
+	l.oob = make([]byte, unix.CmsgSpace(unix.SizeofUcred))
+	return nil
+}
+
 // receive reads one datagram with a raw, non-blocking recvmsg inside the
 // poller's wait (RawConn.Read) rather than through net's ReadMsgUnix. The
 // socket is non-blocking, so the call cannot block; a raw syscall skips
@@ -45,30 +74,26 @@ func listen(dir string) (*Listener, error) {
 // life, and each such wake-up costs sysmon several thread switches: most
 // of the supervisor's idle CPU with the watchdog on (docs/benchmarks.md §6).
 func (l *Listener) receive(buf []byte) (Datagram, error) {
-	raw, err := l.conn.SyscallConn()
+	l.buf = buf
+	err := l.raw.Read(l.read)
+	l.buf = nil
+	if err == nil && l.errno != 0 {
+		err = l.errno
+	}
 	if err != nil {
 		return Datagram{}, fmt.Errorf("receive sd_notify datagram: %w", err)
 	}
-	oob := make([]byte, unix.CmsgSpace(unix.SizeofUcred))
-	var (
-		n, oobn int
-		flags   int
-		errno   unix.Errno
-	)
-	err = raw.Read(func(fd uintptr) bool {
-		n, oobn, flags, errno = recvmsgRaw(fd, buf, oob)
-		return errno != unix.EAGAIN && errno != unix.EINTR
-	})
-	if err == nil && errno != 0 {
-		err = fmt.Errorf("receive sd_notify datagram: %w", errno)
-	}
-	if err != nil {
-		return Datagram{}, err
-	}
-	d := Datagram{N: n, Truncated: flags&unix.MSG_TRUNC != 0}
-	d.PID = senderPID(oob[:oobn])
+	d := Datagram{N: l.n, Truncated: l.flags&unix.MSG_TRUNC != 0}
+	d.PID = senderPID(l.oob[:l.oobn])
 	d.Unseen = d.PID <= 0
 	return d, nil
+}
+
+// readOne is the poller's read function: one recvmsg, and whether it is
+// done (anything but "nothing yet").
+func (l *Listener) readOne(fd uintptr) bool {
+	l.n, l.oobn, l.flags, l.errno = recvmsgRaw(fd, l.buf, l.oob)
+	return l.errno != unix.EAGAIN && l.errno != unix.EINTR
 }
 
 // recvmsgRaw is recvmsg(2) with MSG_DONTWAIT through RawSyscall: see
@@ -94,17 +119,20 @@ func recvmsgRaw(fd uintptr, buf, oob []byte) (n, oobn, flags int, errno unix.Err
 
 // senderPID reads SCM_CREDENTIALS from a datagram's control data; 0 when
 // there are none, and 0 is also what the kernel reports for a sender
-// outside our PID namespace.
+// outside our PID namespace. It reads the pid in place rather than
+// through ParseSocketControlMessage, which allocates per message.
 func senderPID(oob []byte) int {
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil {
-		return 0
-	}
 	pid := 0
-	for _, m := range msgs {
-		if cred, err := unix.ParseUnixCredentials(&m); err == nil {
-			pid = int(cred.Pid)
+	for len(oob) > 0 {
+		h, data, rest, err := unix.ParseOneSocketControlMessage(oob)
+		if err != nil {
+			return 0
 		}
+		if h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_CREDENTIALS && len(data) >= unix.SizeofUcred {
+			// struct ucred { pid_t pid; uid_t uid; gid_t gid; }
+			pid = int(int32(binary.NativeEndian.Uint32(data)))
+		}
+		oob = rest
 	}
 	return pid
 }

@@ -17,3 +17,6 @@ func (l *Listener) receive(buf []byte) (Datagram, error) {
 	}
 	return Datagram{N: n, Truncated: flags&unix.MSG_TRUNC != 0}, nil
 }
+
+// receiver is empty: a receive keeps nothing between datagrams.
+type receiver struct{}
