@@ -3,6 +3,7 @@ package alarm
 import (
 	"fmt"
 	"os"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -19,6 +20,13 @@ import (
 type sysAlarm struct {
 	f   *os.File
 	raw syscall.RawConn
+	// set is a.settime, bound once: a closure made per move would be
+	// allocated on every keep-alive. mu holds spec from its store to
+	// the syscall that reads it, since the keep-alive reader, the
+	// deadline's waiter and the supervisor's loop all move the alarm.
+	set  func(fd uintptr)
+	mu   sync.Mutex
+	spec unix.ItimerSpec
 }
 
 // newSys returns a stopped alarm.
@@ -33,7 +41,9 @@ func newSys() (*sysAlarm, error) {
 		f.Close()
 		return nil, fmt.Errorf("create alarm: %w", err)
 	}
-	return &sysAlarm{f: f, raw: raw}, nil
+	a := &sysAlarm{f: f, raw: raw}
+	a.set = a.settime
+	return a, nil
 }
 
 // reset makes the alarm fire d from now; at once when d <= 0.
@@ -51,10 +61,14 @@ func (a *sysAlarm) stop() { a.setTimer(0) }
 // a raw syscall skips the runtime's syscall entry, which wakes sysmon from
 // its deep sleep. Zero disarms. A closed alarm is left alone.
 func (a *sysAlarm) setTimer(d time.Duration) {
-	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
-	_ = a.raw.Control(func(fd uintptr) {
-		_, _, _ = unix.RawSyscall6(unix.SYS_TIMERFD_SETTIME, fd, 0, uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
-	})
+	a.mu.Lock()
+	a.spec = unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
+	_ = a.raw.Control(a.set)
+	a.mu.Unlock()
+}
+
+func (a *sysAlarm) settime(fd uintptr) {
+	_, _, _ = unix.RawSyscall6(unix.SYS_TIMERFD_SETTIME, fd, 0, uintptr(unsafe.Pointer(&a.spec)), 0, 0, 0)
 }
 
 // wait blocks until the alarm fires, or fails once it is closed.

@@ -27,3 +27,12 @@ func TestAlarmExtend(t *testing.T) {
 		t.Fatalf("fired after %s: Extend did not move the alarm", took)
 	}
 }
+
+// Each keep-alive moves the alarm, twice per deadline for the gateway's
+// whole life: a move allocates nothing.
+func TestExtendAllocatesNothing(t *testing.T) {
+	a := newAlarm(t)
+	if got := testing.AllocsPerRun(100, func() { a.Extend(time.Hour) }); got != 0 {
+		t.Fatalf("Extend allocates %v times, want none", got)
+	}
+}
