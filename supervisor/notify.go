@@ -1,10 +1,10 @@
 package supervisor
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -42,45 +42,48 @@ func parseNotify(b []byte) (notifyMsg, error) {
 	if len(b) > maxNotify {
 		return m, fmt.Errorf("%d bytes, more than %d", len(b), maxNotify)
 	}
-	if !utf8.Valid(b) || strings.ContainsRune(string(b), 0) {
+	if !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0 {
 		return m, errors.New("not text")
 	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if line == "" {
+	// Bytes, not a string of them: a keep-alive, twice per watchdog
+	// deadline for the gateway's whole life, is read without allocating.
+	for len(b) > 0 {
+		line, rest, _ := cutByte(b, '\n')
+		b = rest
+		if len(line) == 0 {
 			continue
 		}
-		k, v, ok := strings.Cut(line, "=")
-		if !ok || k == "" {
-			return m, fmt.Errorf("line %q is not KEY=VALUE", truncate(line, 40))
+		k, v, ok := cutByte(line, '=')
+		if !ok || len(k) == 0 {
+			return m, fmt.Errorf("line %q is not KEY=VALUE", truncate(string(line), 40))
 		}
-		switch k {
+		switch string(k) {
 		case "READY":
-			m.ready = v == "1"
+			m.ready = string(v) == "1"
 		case "STOPPING":
-			m.stopping = v == "1"
+			m.stopping = string(v) == "1"
 		case "STATUS":
-			s := v
-			m.status = &s
+			m.status = new(string(v))
 		case "WATCHDOG":
-			switch v {
+			switch string(v) {
 			case "1":
 				m.ping = true
 			case "trigger":
 				m.trigger = true
 			}
 		case "WATCHDOG_USEC":
-			us, err := strconv.ParseUint(v, 10, 63)
+			us, err := strconv.ParseUint(string(v), 10, 63)
 			if err != nil || us > uint64(maxDuration/time.Microsecond) {
-				return m, fmt.Errorf("%s=%q is not a number of microseconds", k, truncate(v, 24))
+				return m, fmt.Errorf("%s=%q is not a number of microseconds", k, truncate(string(v), 24))
 			}
 			d := time.Duration(us) * time.Microsecond
 			m.interval = &d
 		case "EXTEND_TIMEOUT_USEC":
 			// Any uint64, as systemd reads it; what no Duration holds
 			// (past 292 years) saturates, and the stop's ceiling applies.
-			us, err := strconv.ParseUint(v, 10, 64)
+			us, err := strconv.ParseUint(string(v), 10, 64)
 			if err != nil {
-				return m, fmt.Errorf("%s=%q is not a number of microseconds", k, truncate(v, 24))
+				return m, fmt.Errorf("%s=%q is not a number of microseconds", k, truncate(string(v), 24))
 			}
 			d := maxDuration
 			if us <= uint64(maxDuration/time.Microsecond) {
@@ -90,6 +93,14 @@ func parseNotify(b []byte) (notifyMsg, error) {
 		}
 	}
 	return m, nil
+}
+
+// cutByte is bytes.Cut for a one-byte separator.
+func cutByte(b []byte, sep byte) (before, after []byte, found bool) {
+	if i := bytes.IndexByte(b, sep); i >= 0 {
+		return b[:i], b[i+1:], true
+	}
+	return b, nil, false
 }
 
 func truncate(s string, n int) string {

@@ -62,6 +62,15 @@ func TestParseNotify(t *testing.T) {
 	}
 }
 
+// Hermes' keep-alive, twice per watchdog deadline for the gateway's whole
+// life, is parsed without allocating.
+func TestParseKeepAliveAllocatesNothing(t *testing.T) {
+	b := []byte("WATCHDOG=1")
+	if got := testing.AllocsPerRun(100, func() { _, _ = parseNotify(b) }); got != 0 {
+		t.Errorf("parseNotify(%q) allocates %v times, want none", b, got)
+	}
+}
+
 func eqPtr[T comparable](a, b *T) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 
 func TestHermesWatchdog(t *testing.T) {
