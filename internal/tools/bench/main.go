@@ -17,17 +17,18 @@ import (
 )
 
 type config struct {
-	supervisor string        // the hermes-supervisor binary
-	out        string        // docs directory
-	kills      int           // restart-latency samples per contender
-	gap        time.Duration // healthy uptime before each kill
-	idle       time.Duration // idle-cost window
-	sweepSizes []int
-	powerRuns  int
-	goBench    bool
-	hangs      int      // hang-detection samples
-	only       string   // run one part and print its section
-	against    []string // other hermes-supervisor builds, for -only ab
+	supervisor  string        // the hermes-supervisor binary
+	out         string        // docs directory
+	kills       int           // restart-latency samples per contender
+	gap         time.Duration // healthy uptime before each kill
+	idle        time.Duration // idle-cost window
+	idleWindows int           // consecutive idle windows, of which the median counts
+	sweepSizes  []int
+	powerRuns   int
+	goBench     bool
+	hangs       int      // hang-detection samples
+	only        string   // run one part and print its section
+	against     []string // other hermes-supervisor builds, for -only ab
 }
 
 func main() {
@@ -43,7 +44,8 @@ func main() {
 	flag.StringVar(&c.out, "out", "docs", "where benchmarks.md and the plots go")
 	flag.IntVar(&c.kills, "kills", 60, "SIGKILLs per supervisor for restart latency (20 left the median ratio of two rows of the same code 0.07 apart)")
 	flag.DurationVar(&c.gap, "gap", 1200*time.Millisecond, "uptime of the child before each SIGKILL (runsv and s6 delay restarts of a child that ran under 1 s)")
-	flag.DurationVar(&c.idle, "idle", 60*time.Second, "how long to watch an idle supervisor")
+	flag.DurationVar(&c.idle, "idle", 60*time.Second, "how long to watch an idle supervisor, per window")
+	flag.IntVar(&c.idleWindows, "idle-windows", 3, "idle windows in a row; the median counts, since one window samples the host as much as the supervisor")
 	flag.IntVar(&c.powerRuns, "power-runs", 10, "power-loss recoveries to time")
 	flag.BoolVar(&c.goBench, "go-bench", true, "run the Go micro-benchmarks too")
 	flag.IntVar(&c.hangs, "hangs", 10, "hangs to catch for hang detection")
