@@ -8,6 +8,8 @@ package sdnotify
 func Notify(state string) error { return notify(state) }
 
 // Send sends state as one sd_notify datagram to addr ("@name" is an
-// abstract socket); an empty addr sends nothing. On Windows, which has no
-// AF_UNIX datagrams, it returns errors.ErrUnsupported.
+// abstract socket); an empty addr sends nothing. On Linux it never
+// blocks, as Hermes' own sender does not: a receiver whose queue is full
+// makes it fail with EAGAIN. On Windows, which has no AF_UNIX datagrams,
+// it returns errors.ErrUnsupported.
 func Send(addr, state string) error { return send(addr, state) }

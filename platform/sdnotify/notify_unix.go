@@ -3,8 +3,6 @@
 package sdnotify
 
 import (
-	"fmt"
-	"net"
 	"os"
 )
 
@@ -17,23 +15,11 @@ func notify(state string) error {
 	return send(os.Getenv("NOTIFY_SOCKET"), state)
 }
 
-// send sends state as one sd_notify datagram to addr ("@name" is an
-// abstract socket); an empty addr sends nothing.
-func send(addr, state string) error {
-	if addr == "" {
-		return nil
+// socketPath is the sun_path of addr: "@name" is an abstract socket,
+// whose name starts with a NUL byte.
+func socketPath(addr string) string {
+	if addr[0] == '@' {
+		return "\x00" + addr[1:]
 	}
-	path := addr
-	if path[0] == '@' {
-		path = "\x00" + path[1:] // an abstract socket
-	}
-	conn, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: path, Net: "unixgram"})
-	if err != nil {
-		return fmt.Errorf("notify %s: %w", addr, err)
-	}
-	defer conn.Close()
-	if _, err := conn.Write([]byte(state)); err != nil {
-		return fmt.Errorf("notify %s: %w", addr, err)
-	}
-	return nil
+	return addr
 }
