@@ -1,17 +1,12 @@
 package sdnotify
 
-import (
-	"net"
-)
-
 // Listener receives the sd_notify datagrams of one gateway: the
 // supervisor opens one per start and hands its Addr to the gateway as
 // NOTIFY_SOCKET.
 type Listener struct {
-	conn      *net.UnixConn
 	addr      string
 	notifyDir // the socket's private directory, where the OS has one
-	receiver  // what a receive keeps between datagrams, where the OS needs any
+	receiver  // the socket, and what a receive keeps between datagrams
 }
 
 // Datagram is one message read from a Listener.

@@ -3,6 +3,7 @@ package sdnotify
 import (
 	"encoding/binary"
 	"fmt"
+	"net"
 	"syscall"
 	"unsafe"
 
@@ -39,11 +40,13 @@ func listen(dir string) (*Listener, error) {
 	return l, nil
 }
 
-// receiver is what a Linux listener keeps from one datagram to the next,
-// so that a keep-alive, which Hermes sends twice per watchdog deadline for
-// the gateway's whole life, allocates nothing: the raw conn, the control
-// buffer and the function the poller calls are made once, at listen.
+// receiver is a Linux listener's socket and what it keeps from one
+// datagram to the next, so that a keep-alive, which Hermes sends twice per
+// watchdog deadline for the gateway's whole life, allocates nothing: the
+// raw conn, the control buffer and the function the poller calls are made
+// once, at listen.
 type receiver struct {
+	conn *net.UnixConn
 	raw  syscall.RawConn
 	read func(fd uintptr) bool // l.readOne, bound once
 	buf  []byte                // the caller's, during one receive

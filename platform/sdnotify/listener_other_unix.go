@@ -3,6 +3,8 @@
 package sdnotify
 
 import (
+	"net"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -18,5 +20,6 @@ func (l *Listener) receive(buf []byte) (Datagram, error) {
 	return Datagram{N: n, Truncated: flags&unix.MSG_TRUNC != 0}, nil
 }
 
-// receiver is empty: a receive keeps nothing between datagrams.
-type receiver struct{}
+// receiver is a listener's socket: a receive keeps nothing else between
+// datagrams.
+type receiver struct{ conn *net.UnixConn }

@@ -3,6 +3,7 @@ package sdnotify
 import (
 	"errors"
 	"fmt"
+	"net"
 )
 
 // notifyDir is empty: there is no socket, so no directory of one.
@@ -23,5 +24,6 @@ func (l *Listener) receive([]byte) (Datagram, error) {
 
 func (*notifyDir) remove(string) {}
 
-// receiver is empty: a receive keeps nothing between datagrams.
-type receiver struct{}
+// receiver is a listener's socket: a receive keeps nothing else between
+// datagrams.
+type receiver struct{ conn *net.UnixConn }
