@@ -47,6 +47,10 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		s.spareOut.close()
 	}()
 	defer s.hold.flush()
+	if err := s.startOwn(loopCtx); err != nil {
+		return err
+	}
+	defer s.closeOwn()
 	s.begin(loopCtx)
 	s.feedOwn()
 	s.armGuard()
@@ -84,7 +88,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 			s.checkReady()
 		case <-timerC(s.wd.check):
 			s.heed(s.wd.checked())
-		case <-timerC(s.timers.own):
+		case <-s.own.due:
 			s.feedOwn()
 		case <-timerC(s.timers.guard):
 			s.timers.guard = nil
@@ -154,16 +158,4 @@ func (s *Supervisor) command(c command) {
 	default:
 		c.reply <- Response{Error: fmt.Sprintf("unknown verb %q: use status, stop or restart", c.verb)}
 	}
-}
-
-// feedOwn tells our own service manager we are alive. It runs from the
-// state machine's loop, so a stuck loop stops the pings and gets us
-// restarted.
-func (s *Supervisor) feedOwn() {
-	s.timers.own = nil
-	if s.cfg.OwnWatchdog <= 0 {
-		return
-	}
-	s.notify("WATCHDOG=1")
-	s.timers.own = s.clock.NewTimer(s.cfg.OwnWatchdog)
 }

@@ -78,6 +78,7 @@ type Supervisor struct {
 	nextStart    *time.Time
 	waiters      []reply // answered once the pending stop/restart completes
 	timers       loopTimers
+	own          ownPings      // our own keep-alive to our service manager
 	unsettled    *unsettled    // the start under way, until settle
 	settleAfter  time.Duration // how long a new gateway runs before settle; 0: at once
 	wd           watchdog
@@ -112,8 +113,8 @@ type Supervisor struct {
 }
 
 type loopTimers struct {
-	backoff, ready, own, guard, settle Timer
-	readyPoll, guardEvery              time.Duration
+	backoff, ready, guard, settle Timer
+	readyPoll, guardEvery         time.Duration
 }
 
 // New prepares a supervisor; Run starts it.
