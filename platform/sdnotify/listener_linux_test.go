@@ -7,20 +7,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// listenTest opens a listener in a short temporary directory (the socket's
-// path must fit sun_path) and a datagram socket connected to it.
+// listenTest opens a listener (see newTestListener) and a datagram socket
+// connected to it.
 func listenTest(t *testing.T) (l *Listener, client int) {
 	t.Helper()
-	base, err := os.MkdirTemp("/tmp", "n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	l, err = Listen(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
+	l = newTestListener(t)
+	var err error
 	client, err = unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@
 package sdnotify
 
 import (
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,24 +100,10 @@ func TestListenNotifyPlacesItsSocketSafely(t *testing.T) {
 // before the start; Discard, run just before the start, leaves none of it
 // to be read as the gateway's, and what comes after is received.
 func TestDiscardDropsWhatCameBeforeTheStart(t *testing.T) {
-	base, err := os.MkdirTemp("/tmp", "n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	l, err := Listen(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := newTestListener(t)
 	send := func(msg string) {
 		t.Helper()
-		c, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: l.Addr(), Net: "unixgram"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		if _, err := c.Write([]byte(msg)); err != nil {
+		if err := Send(l.Addr(), msg); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -140,4 +125,21 @@ func TestDiscardDropsWhatCameBeforeTheStart(t *testing.T) {
 	if got := string(buf[:d.N]); got != "READY=1" {
 		t.Fatalf("received %q after Discard, want READY=1", got)
 	}
+}
+
+// newTestListener opens a listener in a short temporary directory: the
+// socket's path must fit sun_path, which t.TempDir's may not.
+func newTestListener(t *testing.T) *Listener {
+	t.Helper()
+	base, err := os.MkdirTemp("/tmp", "n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	l, err := Listen(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
 }
