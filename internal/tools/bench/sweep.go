@@ -32,6 +32,10 @@ type sweepResult struct {
 	// of one more file; marginalLo and marginalHi are its 95% bootstrap
 	// interval (slopeInterval).
 	marginal, marginalLo, marginalHi time.Duration
+	// floor is the bare system calls of the same sweep (floorRound), a
+	// round after each round of the sweep; floorMarginal is its slope.
+	floor         summary
+	floorMarginal time.Duration
 }
 
 // owners are the processes the stale files name.
@@ -119,20 +123,33 @@ func (o *owners) layout(dir string, n int, rnd *rand.Rand) (stale int, err error
 			id.StartTime = ptr(*id.StartTime + 1000 + int64(i))
 			id.Argv = []string{"hermes", "gateway", "run"}
 			stale++
-		case 2:
+		case 2: // layoutKeeps
 			id = o.live[rnd.IntN(len(o.live))]
 		}
 		rec := lockstore.NewRecord(id, "/home/bench/.hermes")
-		rec.Scope = "telegram-bot-token"
-		token := "token-" + strconv.Itoa(i)
+		rec.Scope = benchScope
+		token := benchToken(i)
 		rec.IdentityHash = lockstore.IdentityHash(token)
-		l := lockstore.Layout{LockDir: dir}
-		if err := lockstore.WriteExclusive(l.ScopedLock(rec.Scope, token), rec); err != nil {
+		if err := lockstore.WriteExclusive(layoutPath(dir, i), rec); err != nil {
 			return 0, err
 		}
 	}
 	return stale, nil
 }
+
+// benchScope is the scope of every lock the layout writes.
+const benchScope = "telegram-bot-token"
+
+func benchToken(i int) string { return "token-" + strconv.Itoa(i) }
+
+// layoutPath is the path of the layout's i-th file in dir.
+func layoutPath(dir string, i int) string {
+	return lockstore.Layout{LockDir: dir}.ScopedLock(benchScope, benchToken(i))
+}
+
+// layoutKeeps reports whether the layout's i-th file names a live gateway,
+// which a sweep keeps.
+func layoutKeeps(i int) bool { return i%3 == 2 }
 
 func sweepCost(ctx context.Context, c config, child string) ([]sweepResult, error) {
 	prober := procstate.NewProber(procstate.Options{StartTolerance: -1})
@@ -145,6 +162,7 @@ func sweepCost(ctx context.Context, c config, child string) ([]sweepResult, erro
 	out := make([]sweepResult, len(c.sweepSizes))
 	sweeps := make([][]time.Duration, len(c.sweepSizes))
 	scans := make([][]time.Duration, len(c.sweepSizes))
+	floors := make([][]time.Duration, len(c.sweepSizes))
 	for i, n := range c.sweepSizes {
 		out[i] = sweepResult{n: n, rounds: max(3, min(30, 30000/n))}
 	}
@@ -162,14 +180,20 @@ func sweepCost(ctx context.Context, c config, child string) ([]sweepResult, erro
 			return nil, err
 		}
 		scans[i], sweeps[i] = append(scans[i], scan), append(sweeps[i], sweep)
+		floor, err := o.floorRound(ctx, res.n, rnd)
+		if err != nil {
+			return nil, err
+		}
+		floors[i] = append(floors[i], floor)
 	}
 	for i := range out {
 		res := &out[i]
-		res.sum, res.scan = summarize(sweeps[i]), summarize(scans[i])
+		res.sum, res.scan, res.floor = summarize(sweeps[i]), summarize(scans[i]), summarize(floors[i])
 		res.perFile = res.sum.Med / time.Duration(res.n)
 		if i > 0 {
 			prev := out[i-1]
 			res.marginal = (res.sum.Med - prev.sum.Med) / time.Duration(res.n-prev.n)
+			res.floorMarginal = (res.floor.Med - prev.floor.Med) / time.Duration(res.n-prev.n)
 			res.marginalLo, res.marginalHi = slopeInterval(sweeps[i], sweeps[i-1], res.n-prev.n, 10000)
 		}
 	}

@@ -1,0 +1,120 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// floorRound lays out n files as sweepRound does and removes the stale
+// ones with nothing but the system calls a sweep makes, on as many
+// goroutines as a sweep keeps busy: the floor of this way of sweeping on
+// this host. A sweep's cost above it is judging (the /proc reads of the
+// pids named, parsing, Hermes' rules) and our code.
+func (o *owners) floorRound(ctx context.Context, n int, rnd *rand.Rand) (time.Duration, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	root, err := os.MkdirTemp("", "hsbench-floor")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(root)
+	dir := filepath.Join(root, "locks")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return 0, err
+	}
+	if _, err := o.layout(dir, n, rnd); err != nil {
+		return 0, err
+	}
+	keep := make(map[string]bool, n/3+1)
+	for i := range n {
+		if layoutKeeps(i) {
+			keep[filepath.Base(layoutPath(dir, i))] = true
+		}
+	}
+	t0 := time.Now()
+	err = bareSweep(dir, keep, runtime.GOMAXPROCS(0))
+	took := time.Since(t0)
+	if err != nil {
+		return 0, fmt.Errorf("bare sweep of %d files: %w", n, err)
+	}
+	// As sweepRound checks the sweep: the kept files and the empty bin.
+	left, err := os.ReadDir(dir)
+	if err != nil || len(left) != len(keep)+1 {
+		return 0, fmt.Errorf("bare sweep of %d files left %d names (%v), want %d", n, len(left), err, len(keep)+1)
+	}
+	return took, nil
+}
+
+// bareSweep lists dir and removes the files keep does not name through a
+// bin in it, on w goroutines.
+func bareSweep(dir string, keep map[string]bool, w int) error {
+	ld, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	f := os.NewFile(uintptr(ld), dir)
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return err
+	}
+	if err := unix.Mkdirat(ld, "bin", 0o700); err != nil {
+		return err
+	}
+	bin, err := unix.Openat(ld, "bin", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(bin)
+	errs := make([]error, w)
+	var wg sync.WaitGroup
+	for k := range min(w, len(names)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := k; i < len(names) && errs[k] == nil; i += w {
+				errs[k] = bareOne(ld, bin, names[i], keep[names[i]])
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// bareOne is what a sweep asks of the kernel for one file: open, fstat,
+// read and close it to judge it (readIn); then, unless it is kept, open,
+// fstat and lock it, rename it into the bin, fstatat it there, unlink it
+// and close it (removeIn).
+func bareOne(ld, bin int, name string, kept bool) error {
+	const flags = unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
+	var st unix.Stat_t
+	var buf [1024]byte
+	fd, err := unix.Openat(ld, name, flags, 0)
+	if err != nil {
+		return err
+	}
+	serr := unix.Fstat(fd, &st)
+	_, rerr := unix.Read(fd, buf[:])
+	if err := errors.Join(serr, rerr, unix.Close(fd)); err != nil || kept {
+		return err
+	}
+	if fd, err = unix.Openat(ld, name, flags, 0); err != nil {
+		return err
+	}
+	aside := name + ".floor"
+	return errors.Join(unix.Fstat(fd, &st), unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB),
+		unix.Renameat(ld, name, bin, aside), unix.Fstatat(bin, aside, &st, unix.AT_SYMLINK_NOFOLLOW),
+		unix.Unlinkat(bin, aside, 0), unix.Close(fd))
+}
