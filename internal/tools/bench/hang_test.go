@@ -17,6 +17,8 @@ func TestSpliceHang(t *testing.T) {
 		restart:  summary{N: 8, Min: 9 * time.Millisecond, Med: 10 * time.Millisecond, P90: 11 * time.Millisecond, Max: 12 * time.Millisecond},
 		idle: idleResult{window: time.Minute, cpu: 2 * time.Millisecond, cpuPerMinute: 2 * time.Millisecond, switches: 61, threads: 8, woken: 1, rssKB: 9000,
 			perMinute: []time.Duration{9 * time.Millisecond, 2 * time.Millisecond, 1500 * time.Microsecond}},
+		floor: idleResult{window: time.Minute, cpu: time.Millisecond, cpuPerMinute: time.Millisecond, switches: 60, threads: 1, woken: 1, rssKB: 1000,
+			perMinute: []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond}},
 	}
 	path := filepath.Join(t.TempDir(), "benchmarks.md")
 	full := "# Benchmarks\n\n## Targets\n\n| What | Target | Measured | |\n|---|---|---|---|\n" +
@@ -38,7 +40,8 @@ func TestSpliceHang(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := string(b)
-	for _, want := range []string{"| Idle CPU | ≤ 5ms per minute | 390µs | met |\n| Hang to a new ready gateway", "## 5. Go micro-benchmarks\n\nkept\n\n## 6. Hang detection\n", "2ms per minute, 61 wake-ups in 1m0s (median of 3 windows of 1m0s: 9ms, 2ms, 1.5ms) | met |\n\n## 5."} {
+	for _, want := range []string{"| Idle CPU | ≤ 5ms per minute | 390µs | met |\n| Hang to a new ready gateway", "## 5. Go micro-benchmarks\n\nkept\n\n## 6. Hang detection\n", "2ms per minute, 61 wake-ups in 1m0s (median of 3 windows of 1m0s: 9ms, 2ms, 1.5ms); a bare C receiver of the same keep-alives (the floor, section 6): 1ms per minute | met |\n\n## 5.",
+		"| floor: `floor/notify.c` | 1ms | 1ms |  | 60 |"} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("missing %q in:\n%s", want, doc)
 		}
@@ -50,6 +53,18 @@ func TestSpliceHang(t *testing.T) {
 	}
 	if strings.Contains(doc, "old") || strings.Contains(doc, "missed") {
 		t.Errorf("old hang text kept:\n%s", doc)
+	}
+}
+
+// TestFloorNote checks a run without a C compiler says so where the floor
+// would be, rather than show a floor of zero.
+func TestFloorNote(t *testing.T) {
+	h := hangResult{interval: 2 * time.Second, idle: idleResult{window: time.Minute}, floorSkipped: "no C compiler (cc) on this host"}
+	if got := h.floorNote(); !strings.Contains(got, "not measured: no C compiler") {
+		t.Fatalf("floorNote() = %q", got)
+	}
+	if md := h.markdown(); strings.Contains(md, "| floor:") || !strings.Contains(md, "Not measured in this run: no C compiler") {
+		t.Fatalf("a skipped floor has a row or no reason:\n%s", md)
 	}
 }
 

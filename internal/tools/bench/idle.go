@@ -158,20 +158,26 @@ func idleCost(ctx context.Context, c config, args ...string) (idleResult, error)
 			return res, fmt.Errorf("supervisor never got its gateway running (log: %s)", tail(logf.Name()))
 		}
 	}
-	// Let start-up settle (GC, the ready timer) before the window opens.
+	return watchIdle(ctx, c, cmd.Process.Pid)
+}
+
+// watchIdle lets pid's start-up settle (GC, the ready timer), then
+// watches it for c.idleWindows windows of c.idle; the median window counts.
+func watchIdle(ctx context.Context, c config, pid int) (idleResult, error) {
+	res := idleResult{window: c.idle}
 	if err := sleep(ctx, 5*time.Second); err != nil {
 		return res, err
 	}
 	var ws []idleWindow
 	for range max(c.idleWindows, 1) {
-		w, err := idleWatch(ctx, cmd.Process.Pid, c.idle)
+		w, err := idleWatch(ctx, pid, c.idle)
 		if err != nil {
 			return res, err
 		}
 		ws = append(ws, w)
 		res.perMinute = append(res.perMinute, w.perMinute)
 	}
-	st, err := statusFields(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	st, err := statusFields(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return res, err
 	}
