@@ -238,11 +238,13 @@ func (h hangResult) markdown() string {
 		row("floor: `floor/notify.c`", h.floor, "")
 	}
 	p("\n")
-	p("The floor is `internal/tools/bench/floor/notify.c`, compiled with the host's C compiler, receiving the keep-alives of a demo gateway of its own at the same deadline, watched the same way (%s) right after the supervisor's windows. ", h.floor.windows())
-	p("Per keep-alive it returns from `epoll_wait`, reads the datagram with its sender's credentials (`recvmsg`) and moves a timerfd deadline (`timerfd_settime`): the least a receiver that can tell a hang does, with no parsing, no check of the sender, no runtime. ")
+	p("The floor is `internal/tools/bench/floor/notify.c`, compiled with the host's C compiler, receiving the keep-alives of a demo gateway of its own at the same deadline")
 	if h.floorSkipped != "" {
-		p("Not measured in this run: %s. ", h.floorSkipped)
+		p("; it was not measured in this run: %s. ", h.floorSkipped)
+	} else {
+		p(", watched the same way (%s) right after the supervisor's windows. ", h.floor.windows())
 	}
+	p("Per keep-alive it returns from `epoll_wait`, reads the datagram with its sender's credentials (`recvmsg`) and moves a timerfd deadline (`timerfd_settime`): the least a receiver that can tell a hang does, with no parsing, no check of the sender, no runtime. ")
 	p("What the supervisor costs above it is its Go runtime and its checks.\n\n")
 	p("What a keep-alive costs, by design (Linux): one thread, the one waiting in the runtime's poller, wakes, reads the datagram with a raw non-blocking `recvmsg` into buffers made once (a keep-alive allocates nothing; tests check that), ")
 	p("records it atomically and moves the keep-alive deadline, a timerfd in the poller, with one raw `timerfd_settime`; a bare WATCHDOG=1 never reaches the state machine's goroutine. ")
