@@ -42,10 +42,15 @@ func (s *Store) shared() (judge, act int) {
 	return (w + 1) / 2, max(w/2, 1)
 }
 
-// parallel runs f(0..n-1) on up to w goroutines, the caller's among
-// them, one per 32 items at most: fewer than 64 stay on the caller's
-// goroutine.
-func parallel(w, n int, f func(i int)) { (*lobby)(nil).parallel(w, n, f) }
+// parallelBy runs f(0..n-1) on up to w goroutines, the caller's among
+// them, one per `per` items at most: fewer than 2*per stay on the
+// caller's goroutine, where a second goroutine's thread would take
+// longer to wake than they take. Costlier items take a smaller per.
+func parallelBy(w, n, per int, f func(i int)) { (*lobby)(nil).parallelBy(w, n, per, f) }
+
+// fileItems is how many items costing about a lock file's read are worth
+// a goroutine of their own.
+const fileItems = 32
 
 // A lobby is where a goroutine that would otherwise wait finds work: the
 // items of the parallel run in progress in it, if any (see help). A
@@ -89,12 +94,15 @@ func (c *crew) work() {
 	}
 }
 
-// parallel is the package's parallel, with its items offered in l (which
-// may be nil) while it runs: it returns once every item is done, by
-// whichever goroutine took it.
-func (l *lobby) parallel(w, n int, f func(i int)) {
-	workers := min(w, n/32)
-	if (workers < 2 && l == nil) || n < 64 {
+// parallel is parallelBy of items costing about a lock file's read.
+func (l *lobby) parallel(w, n int, f func(i int)) { l.parallelBy(w, n, fileItems, f) }
+
+// parallelBy is the package's parallelBy, with its items offered in l
+// (which may be nil) while it runs: it returns once every item is done,
+// by whichever goroutine took it.
+func (l *lobby) parallelBy(w, n, per int, f func(i int)) {
+	workers := min(w, n/per)
+	if (workers < 2 && l == nil) || n < 2*per {
 		for i := range n {
 			f(i)
 		}

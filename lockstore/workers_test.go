@@ -1,10 +1,12 @@
 package lockstore
 
 import (
+	"bytes"
 	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,29 +15,81 @@ import (
 )
 
 // TestParallelRunsEachOnceOnAtMostW: every index once, never more than w
-// at a time.
+// at a time, whatever the items per goroutine.
 func TestParallelRunsEachOnceOnAtMostW(t *testing.T) {
-	for _, w := range []int{1, 2, 3, 8} {
-		const n = 4096
-		var seen [n]atomic.Int32
-		var in, most atomic.Int32
-		parallel(w, n, func(i int) {
-			c := in.Add(1)
-			for m := most.Load(); c > m && !most.CompareAndSwap(m, c); m = most.Load() {
+	for _, per := range []int{fileItems, lookItems, 1} {
+		for _, w := range []int{1, 2, 3, 8} {
+			const n = 4096
+			var seen [n]atomic.Int32
+			var in, most atomic.Int32
+			parallelBy(w, n, per, func(i int) {
+				c := in.Add(1)
+				for m := most.Load(); c > m && !most.CompareAndSwap(m, c); m = most.Load() {
+				}
+				seen[i].Add(1)
+				runtime.Gosched()
+				in.Add(-1)
+			})
+			if m := most.Load(); m > int32(w) {
+				t.Errorf("per %d, w %d: %d at once", per, w, m)
 			}
-			seen[i].Add(1)
-			runtime.Gosched()
-			in.Add(-1)
-		})
-		if m := most.Load(); m > int32(w) {
-			t.Errorf("w %d: %d at once", w, m)
-		}
-		for i := range seen {
-			if c := seen[i].Load(); c != 1 {
-				t.Fatalf("w %d: index %d ran %d times", w, i, c)
+			for i := range seen {
+				if c := seen[i].Load(); c != 1 {
+					t.Fatalf("per %d, w %d: index %d ran %d times", per, w, i, c)
+				}
 			}
 		}
 	}
+}
+
+// TestParallelByStartsGoroutinesOnlyForEnoughItems: fewer than two
+// goroutines' worth of items run on the caller's goroutine, where a
+// second would cost a thread's wake-up more than it saves; from 2*per
+// items a second goroutine takes some.
+func TestParallelByStartsGoroutinesOnlyForEnoughItems(t *testing.T) {
+	tests := []struct {
+		per, n     int
+		wantHelper bool
+	}{
+		{lookItems, 2*lookItems - 1, false},
+		{lookItems, 2 * lookItems, true},
+		{fileItems, 2*fileItems - 1, false},
+		{fileItems, 2 * fileItems, true},
+	}
+	for _, tt := range tests {
+		caller := goroutineID()
+		var others atomic.Int32
+		// The caller's goroutine waits in its first item until a helper
+		// has taken one: with no helper, it gives up after a while.
+		first := make(chan struct{})
+		var once sync.Once
+		waited := false
+		parallelBy(2, tt.n, tt.per, func(i int) {
+			if goroutineID() != caller {
+				others.Add(1)
+				once.Do(func() { close(first) })
+				return
+			}
+			if tt.wantHelper && !waited {
+				waited = true
+				select {
+				case <-first:
+				case <-time.After(10 * time.Second):
+				}
+			}
+		})
+		if got := others.Load() > 0; got != tt.wantHelper {
+			t.Errorf("per %d, %d items: another goroutine took items %v, want %v", tt.per, tt.n, got, tt.wantHelper)
+		}
+	}
+}
+
+// goroutineID is the running goroutine's id, from its stack's header.
+func goroutineID() string {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b, _, _ = bytes.Cut(bytes.TrimPrefix(b, []byte("goroutine ")), []byte(" "))
+	return string(b)
 }
 
 // TestAheadOfActsOnEveryBatchOnce: each batch is acted on once, in order,
