@@ -56,52 +56,75 @@ func TestSweepDirSwappedForSymlink(t *testing.T) {
 }
 
 // TestSweepThroughThePIDTable is a judgement naming pidTableMin pids or
-// more, which lists /proc once instead of looking each pid up: the
-// listing names the live and none of the reaped, and the sweep keeps the
-// live gateway's and the unrelated process's records and sweeps the rest.
+// more, which lists /proc once instead of looking each pid up, and one
+// naming fewer, whose pids are looked up one by one on two goroutines:
+// either way the live gateway's and the unrelated process's records are
+// kept, and the reaped pids' and the reused pid's (a live process with
+// another start time) swept, each as what it is.
 func TestSweepThroughThePIDTable(t *testing.T) {
-	ctx := context.Background()
-	s, l := newStore(t)
-	live := startProc(t, "block", true)
-	other := startProc(t, "block", false)
-	dead := make([]procstate.Identity, pidTableMin+8)
-	for i := range dead {
-		dead[i] = deadIdentity(t)
+	tests := []struct {
+		name   string
+		dead   int
+		listed bool
+	}{
+		{"through the listing", pidTableMin + 8, true},
+		{"looked up on two goroutines", 2*lookItems + 4, false},
 	}
-	table, listed := livePIDs(ctx, prober)
-	if !listed || !table[live.PID] || !table[other.PID] || !table[os.Getpid()] {
-		t.Fatalf("the pid table (listed %v, %d pids) lacks a live process", listed, len(table))
-	}
-	for _, d := range dead {
-		if table[d.PID] {
-			t.Fatalf("the pid table names reaped pid %d", d.PID)
-		}
-	}
-	keep := map[string]bool{
-		writeScoped(t, l, "telegram-bot-token", "live", live): true,
-		writeScoped(t, l, "matrix", "other", other):           true,
-	}
-	for i, d := range dead {
-		keep[writeScoped(t, l, "signal-phone", fmt.Sprint("dead", i), d)] = false
-	}
-	es, err := s.Sweep(ctx, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := byPath(es)
-	for p, kept := range keep {
-		e, ok := got[p]
-		switch {
-		case !ok:
-			t.Errorf("%s not judged", filepath.Base(p))
-		case kept && (e.Action != ActionKeep || e.Verdict != procstate.Alive):
-			t.Errorf("%s: %s/%s (%s), want alive and kept", filepath.Base(p), e.Verdict, e.Action, e.Reason)
-		case !kept && (e.Action != ActionSwept || e.Verdict != procstate.Dead):
-			t.Errorf("%s: %s/%s (%s), want dead and swept", filepath.Base(p), e.Verdict, e.Action, e.Reason)
-		}
-		if _, err := os.Stat(p); (err == nil) != kept {
-			t.Errorf("%s: exists=%v, kept=%v", filepath.Base(p), err == nil, kept)
-		}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			s, l := newStore(t)
+			live := startProc(t, "block", true)
+			other := startProc(t, "block", false)
+			reused := other
+			reused.StartTime = new(*other.StartTime + 1000)
+			dead := make([]procstate.Identity, tt.dead)
+			for i := range dead {
+				dead[i] = deadIdentity(t)
+			}
+			if named := len(dead) + 2; (named >= pidTableMin) != tt.listed || named < 2*lookItems {
+				t.Fatalf("%d pids named: the case does not take its path", named)
+			}
+			if tt.listed {
+				table, listed := livePIDs(ctx, prober)
+				if !listed || !table[live.PID] || !table[other.PID] || !table[os.Getpid()] {
+					t.Fatalf("the pid table (listed %v, %d pids) lacks a live process", listed, len(table))
+				}
+				for _, d := range dead {
+					if table[d.PID] {
+						t.Fatalf("the pid table names reaped pid %d", d.PID)
+					}
+				}
+			}
+			want := map[string]procstate.Verdict{ // kept when Alive
+				writeScoped(t, l, "telegram-bot-token", "live", live): procstate.Alive,
+				writeScoped(t, l, "matrix", "other", other):           procstate.Alive,
+				writeScoped(t, l, "slack", "reused", reused):          procstate.Reused,
+			}
+			for i, d := range dead {
+				want[writeScoped(t, l, "signal-phone", fmt.Sprint("dead", i), d)] = procstate.Dead
+			}
+			es, err := s.Sweep(ctx, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := byPath(es)
+			for p, verdict := range want {
+				kept := verdict == procstate.Alive
+				e, ok := got[p]
+				switch {
+				case !ok:
+					t.Errorf("%s not judged", filepath.Base(p))
+				case kept && (e.Action != ActionKeep || e.Verdict != verdict):
+					t.Errorf("%s: %s/%s (%s), want alive and kept", filepath.Base(p), e.Verdict, e.Action, e.Reason)
+				case !kept && (e.Action != ActionSwept || e.Verdict != verdict):
+					t.Errorf("%s: %s/%s (%s), want %s and swept", filepath.Base(p), e.Verdict, e.Action, e.Reason, verdict)
+				}
+				if _, err := os.Stat(p); (err == nil) != kept {
+					t.Errorf("%s: exists=%v, kept=%v", filepath.Base(p), err == nil, kept)
+				}
+			}
+		})
 	}
 }
 
