@@ -337,7 +337,7 @@ func TestSweepManyBatches(t *testing.T) {
 				done()
 				doneAct()
 			}
-			sweepManyBatches(t, s, l, live, dead)
+			sweepManyBatches(t, s, l, live, dead, sweepSorted)
 			if m := mostAct.Load(); m > int32(acts) {
 				t.Errorf("%d acts at once with %d workers; %d allowed", m, w, acts)
 			}
@@ -348,7 +348,49 @@ func TestSweepManyBatches(t *testing.T) {
 	}
 }
 
-func sweepManyBatches(t *testing.T, s *Store, l Layout, live, dead procstate.Identity) {
+// sweepSorted is Sweep, for sweepManyBatches.
+func sweepSorted(_ *testing.T, s *Store) ([]Entry, error) {
+	return s.Sweep(context.Background(), false)
+}
+
+// TestSweepEachManyBatches is TestSweepManyBatches through SweepEach: the
+// same verdicts and actions, the home's files handed over first, and the
+// lock dir's in batches of at most judgeBatch, each handed over once it is
+// acted on (its stale files already gone).
+func TestSweepEachManyBatches(t *testing.T) {
+	live := startProc(t, "block", true)
+	dead := deadIdentity(t)
+	s, l := newStore(t)
+	writeRecord(t, l.PIDFile(), dead, l.Home)
+	sweepManyBatches(t, s, l, live, dead, func(t *testing.T, s *Store) ([]Entry, error) {
+		var all []Entry
+		batches := 0
+		_, err := s.SweepEach(context.Background(), false, func(es []Entry) {
+			batches++
+			for _, e := range es {
+				lock := e.Kind == KindScopedLock
+				if batches == 1 && lock || batches > 1 && !lock {
+					t.Errorf("batch %d hands over %s (%s); want the home's files alone first, then the lock dir's", batches, e.Path, e.Kind)
+				}
+				if e.Action == ActionSwept {
+					if _, err := os.Lstat(e.Path); !errors.Is(err, os.ErrNotExist) {
+						t.Errorf("%s handed over as swept while still on disk (%v)", e.Path, err)
+					}
+				}
+			}
+			if len(es) > judgeBatch {
+				t.Errorf("batch %d holds %d entries; want at most %d", batches, len(es), judgeBatch)
+			}
+			all = append(all, es...)
+		})
+		if want := 1 + 3; batches != want {
+			t.Errorf("%d batches handed over; want %d (the home, then 2.5 batches of the lock dir)", batches, want)
+		}
+		return all, err
+	})
+}
+
+func sweepManyBatches(t *testing.T, s *Store, l Layout, live, dead procstate.Identity, sweepFn func(*testing.T, *Store) ([]Entry, error)) {
 	t.Helper()
 	n := 2*judgeBatch + judgeBatch/2
 	want := map[string]bool{} // path: kept
@@ -390,7 +432,7 @@ func sweepManyBatches(t *testing.T, s *Store, l Layout, live, dead procstate.Ide
 			}
 		}
 	}
-	es, err := s.Sweep(context.Background(), false)
+	es, err := sweepFn(t, s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,14 +77,24 @@ func (s *Store) judgeLeftoverStamp(path string, st safefs.FileStamp, err error) 
 func (s *Store) Sweep(ctx context.Context, dryRun bool) ([]Entry, error) {
 	var out []Entry
 	home := -1
-	_, err := s.sweep(ctx, dryRun, false, nil, func(js []judged) {
-		out = append(out, entries(js)...)
+	_, err := s.SweepEach(ctx, dryRun, func(es []Entry) {
+		out = append(out, es...)
 		if home < 0 {
 			home = len(out)
 		}
 	})
 	sortLockDir(out[max(home, 0):], func(e Entry) string { return e.Path })
 	return out, err
+}
+
+// SweepEach is Sweep handing each batch of entries to each as it is done
+// instead of collecting and sorting them: the home's files first, then the
+// lock dir's a batch at a time, in the order listed. What it holds is then
+// bounded by a few batches however many files the lock dir has, where
+// Sweep holds every entry until the end: the sweep for a caller that
+// counts or streams its report rather than prints it sorted.
+func (s *Store) SweepEach(ctx context.Context, dryRun bool, each func([]Entry)) (Summary, error) {
+	return s.sweep(ctx, dryRun, false, nil, func(js []judged) { each(entries(js)) })
 }
 
 // Summary counts what a sweep did.
