@@ -164,7 +164,7 @@ func sweepCost(ctx context.Context, c config, child string) ([]sweepResult, erro
 	scans := make([][]time.Duration, len(c.sweepSizes))
 	floors := make([][]time.Duration, len(c.sweepSizes))
 	for i, n := range c.sweepSizes {
-		out[i] = sweepResult{n: n, rounds: max(3, min(30, 30000/n))}
+		out[i] = sweepResult{n: n, rounds: max(5, min(30, 30000/n))}
 	}
 	// Each size's rounds are spread over the whole section (see
 	// sweepOrder): the slope between neighbouring sizes is a difference
@@ -247,20 +247,24 @@ func (o *owners) sweepRound(ctx context.Context, prober *procstate.Prober, res *
 		return 0, 0, err
 	}
 	scan = time.Since(t0)
+	// SweepEach, not Sweep: the sweep itself, its entries counted as they
+	// come; Sweep's sorted list of every entry is the `sweep` command's
+	// report, which a person reads, not a cost of sweeping.
+	swept, kept := 0, 0
 	t0 = time.Now()
-	entries, err := store.Sweep(ctx, false)
+	_, err = store.SweepEach(ctx, false, func(es []lockstore.Entry) {
+		for _, e := range es {
+			switch e.Action {
+			case lockstore.ActionSwept:
+				swept++
+			case lockstore.ActionKeep:
+				kept++
+			}
+		}
+	})
 	sweep = time.Since(t0)
 	if err != nil {
 		return 0, 0, err
-	}
-	swept, kept := 0, 0
-	for _, e := range entries {
-		switch e.Action {
-		case lockstore.ActionSwept:
-			swept++
-		case lockstore.ActionKeep:
-			kept++
-		}
 	}
 	left, _ := os.ReadDir(l.LockDir)
 	bin, berr := os.ReadDir(l.SweepBin())

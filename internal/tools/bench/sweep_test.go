@@ -13,7 +13,7 @@ func TestSweepOrder(t *testing.T) {
 		name   string
 		rounds []int
 	}{
-		{"the bench's sizes", []int{30, 30, 30, 3, 3}},
+		{"the bench's sizes", []int{30, 30, 30, 5, 5}},
 		{"one size", []int{5}},
 		{"uneven", []int{7, 30, 4, 1}},
 	}
