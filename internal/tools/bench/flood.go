@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -138,16 +139,32 @@ func floodOnce(ctx context.Context, c config, input string, args []string) (logB
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
 	}()
-	for {
+	data, err := os.ReadFile(input)
+	if err != nil {
+		return 0, 0, err
+	}
+	// The exit waits for the rest of the output only so long (outputDrain
+	// in supervisor/child.go): on a slow host the last lines are logged
+	// after the transition to failed, so the run is over once that is
+	// logged and every line is accounted for, logged or suppressed.
+	want := logLines(data)
+	var tally floodTally
+	for stalled := time.Now(); ; {
 		if ctx.Err() != nil {
 			return 0, 0, ctx.Err()
 		}
-		done, err := logEndsWith(logPath, `"to":"failed"`)
+		grew, err := tally.read(logPath)
 		if err != nil {
 			return 0, 0, err
 		}
-		if done {
+		if tally.failed && tally.lines+tally.suppressed == want {
 			break
+		}
+		if grew {
+			stalled = time.Now()
+		} else if time.Since(stalled) > floodStall {
+			return 0, 0, fmt.Errorf("the log of a flood of %s stopped growing for %s: failed %v, %d lines logged and %d suppressed of %d (log: %s)",
+				input, floodStall, tally.failed, tally.lines, tally.suppressed, want, logPath)
 		}
 		// Polled: the supervisor's log file grows in another process.
 		time.Sleep(20 * time.Millisecond)
@@ -163,23 +180,79 @@ func floodOnce(ctx context.Context, c config, input string, args []string) (logB
 	return st.Size(), cpu, nil
 }
 
-// logEndsWith reports whether the last few KiB of the log hold s.
-func logEndsWith(path, s string) (bool, error) {
+// floodStall bounds how long a flood run's log may stay as it is before
+// the run is given up on, rather than waited for forever.
+const floodStall = time.Minute
+
+// logLines is how many entries of gateway output the supervisor logs for
+// data: one per newline, and one for a last line without one.
+func logLines(data []byte) int {
+	n := bytes.Count(data, []byte{'\n'})
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+// floodTally reads a supervisor's JSON log as it grows and counts its
+// entries of gateway output, the lines its reports say were suppressed,
+// and whether the transition to failed has been logged.
+type floodTally struct {
+	off        int64
+	rest       []byte // a last line not yet ended
+	lines      int
+	suppressed int
+	failed     bool
+}
+
+// read takes in what was appended to the log since the last read, and
+// reports whether anything was.
+func (t *floodTally) read(path string) (grew bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return false, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return false, err
+	buf := make([]byte, 1<<20)
+	for {
+		n, err := f.ReadAt(buf, t.off)
+		t.off += int64(n)
+		grew = grew || n > 0
+		t.rest = append(t.rest, buf[:n]...)
+		for {
+			i := bytes.IndexByte(t.rest, '\n')
+			if i < 0 {
+				break
+			}
+			if err := t.entry(t.rest[:i]); err != nil {
+				return grew, err
+			}
+			t.rest = t.rest[i+1:]
+		}
+		t.rest = slices.Clone(t.rest) // keeps no more than the last line of buf
+		if errors.Is(err, io.EOF) || n == 0 {
+			return grew, nil
+		}
+		if err != nil {
+			return grew, err
+		}
 	}
-	buf := make([]byte, 8<<10)
-	n, err := f.ReadAt(buf, max(st.Size()-int64(len(buf)), 0))
-	if err != nil && !errors.Is(err, io.EOF) {
-		return false, err
+}
+
+func (t *floodTally) entry(line []byte) error {
+	switch {
+	case bytes.Contains(line, []byte(`"msg":"gateway output"`)):
+		t.lines++
+	case bytes.Contains(line, []byte(`"msg":"suppressed `)):
+		var e struct{ Lines int }
+		if err := json.Unmarshal(line, &e); err != nil {
+			return fmt.Errorf("a report of suppressed output: %w: %s", err, line)
+		}
+		t.suppressed += e.Lines
+	case bytes.Contains(line, []byte(`"to":"failed"`)):
+		t.failed = true
 	}
-	return bytes.Contains(buf[:n], []byte(s)), nil
+	return nil
 }
 
 // net is the log bytes per gateway byte once each line's entry is paid.
