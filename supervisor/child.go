@@ -179,8 +179,10 @@ func closeAll(fs []*os.File) {
 }
 
 // outputDrain bounds how long the exit waits for the rest of the gateway's
-// output: what it wrote before exiting is read by then unless a descendant
-// holds the pipe open, and the reader logs that later anyway.
+// output, which the reader logs later anyway: a descendant that holds the
+// pipe open, or a backlog that takes longer to log (on a slow host, the
+// last of 100 000 lines written just before the exit), must not hold the
+// restart back. Such lines come after the exit's in the log.
 const outputDrain = 250 * time.Millisecond
 
 func (c *started) Terminate() error { return c.tree.Terminate() }

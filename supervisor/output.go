@@ -76,7 +76,8 @@ func (o *gatewayOutput) stream(name string) *lineLogger {
 // readFrom logs what r yields until EOF (every writer closed it: the
 // gateway and whatever it left holding its output), then closes r and
 // done; the last stream to end reports what was suppressed first, so that
-// the count is logged before the gateway's exit is.
+// the count is logged before the gateway's exit is when the exit's wait
+// for the output (outputDrain) sees the end.
 func (o *gatewayOutput) readFrom(l *lineLogger, r *os.File, done chan<- struct{}) {
 	defer close(done)
 	defer r.Close()
