@@ -89,7 +89,8 @@ func (s *Store) Sweep(ctx context.Context, dryRun bool) ([]Entry, error) {
 
 // SweepEach is Sweep handing each batch of entries to each as it is done
 // instead of collecting and sorting them: the home's files first, then the
-// lock dir's a batch at a time, in the order listed. What it holds is then
+// lock dir's a batch at a time, in the order listed, and any leftovers of
+// an earlier sweep's bin last; one call at a time. What it holds is then
 // bounded by a few batches however many files the lock dir has, where
 // Sweep holds every entry until the end: the sweep for a caller that
 // counts or streams its report rather than prints it sorted.
