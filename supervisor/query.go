@@ -12,6 +12,7 @@ import (
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/platform/ctlsock"
+	"github.com/hermes-agent/hermes-supervisor/platform/proctree"
 	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
@@ -23,6 +24,30 @@ var ErrNoHome = errors.New("the Hermes home does not exist")
 // ErrHomeNotDir reports a Hermes home path that names something other than
 // a directory.
 var ErrHomeNotDir = errors.New("the Hermes home is not a directory")
+
+// AwaitSupervisorExit waits until the supervisor st names has exited, or
+// ctx ends. A supervisor answers a stop just before it exits, and until it
+// has, its service manager still counts the service up (systemd:
+// deactivating): a stop that returned at the answer raced whatever the
+// caller did next. It only waits, never signals; a pid that no longer
+// names that supervisor (start time, command line) is a supervisor gone.
+func AwaitSupervisorExit(ctx context.Context, st *Status) error {
+	if st == nil || st.Supervisor.PID <= 0 {
+		return nil
+	}
+	self := procstate.Identity{PID: st.Supervisor.PID, StartTime: st.Supervisor.StartTime, Argv: st.Supervisor.Argv}
+	argvEqual := func(argv []string) bool { return slices.Equal(argv, self.Argv) }
+	prober := procstate.NewProber(procstate.Options{StartTolerance: -1})
+	err := proctree.AwaitExit(ctx, self.PID, func() bool { return !prober.Judge(ctx, self, argvEqual).Verdict.Stale() })
+	switch {
+	case errors.Is(err, proctree.ErrNotSame):
+		return nil
+	case errors.Is(err, errors.ErrUnsupported):
+		// No handle to wait on (macOS): its identity, looked at again.
+		return prober.WaitGone(ctx, self, argvEqual, 20*time.Millisecond)
+	}
+	return err
+}
 
 // QueryStatus asks the supervisor of the home over its control endpoint
 // and, when none answers, judges the state file the last one left: its

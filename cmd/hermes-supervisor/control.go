@@ -192,6 +192,14 @@ func control(cmd *cobra.Command, g *globals, verb string, timeout time.Duration,
 		return fmt.Errorf("%s: %s", verb, termtext.Quote(resp.Error))
 	}
 	if resp.Status != nil {
+		if verb == "stop" {
+			// The answer comes just before the supervisor exits; stop
+			// returns once it has, as `systemctl stop` does.
+			if err := supervisor.AwaitSupervisorExit(ctx, resp.Status); err != nil {
+				return fmt.Errorf("stop: the gateway is %s, but the supervisor (pid %d) has not exited within %s: %w; check with `hermes-supervisor status`",
+					termtext.Quote(string(resp.Status.State)), resp.Status.Supervisor.PID, timeout, err)
+			}
+		}
 		fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", verb, termtext.Quote(string(resp.Status.State)))
 		return unkilled(verb, resp.Status)
 	}

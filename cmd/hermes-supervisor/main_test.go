@@ -21,6 +21,7 @@ import (
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
+	"github.com/hermes-agent/hermes-supervisor/supervisor"
 )
 
 // The test binary is installed on PATH as hermes-supervisor, so the scripts
@@ -73,6 +74,8 @@ func TestScripts(t *testing.T) {
 			"pidof":      cmdPidOf,
 			"signal":     cmdSignal,
 			"alive":      cmdAlive,
+			"gone":       cmdGone,
+			"statepid":   cmdStatePid,
 			"unlocked":   cmdUnlocked,
 			"age":        cmdAge,
 			"waitfile":   cmdWaitFile,
@@ -185,6 +188,32 @@ func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	ts.Fatalf("pid %d still runs", pid)
+}
+
+// gone PID succeeds only if PID has exited already (a zombie counts as
+// gone), without waiting: for a command that promises to return only
+// once a process is down.
+func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: gone PID")
+	}
+	pid, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	p := procstate.NewProber(procstate.Options{StartTolerance: -1})
+	if id, err := p.Inspect(context.Background(), pid); err == nil && !p.Judge(context.Background(), id, nil).Verdict.Stale() {
+		ts.Fatalf("pid %d still runs", pid)
+	}
+}
+
+// statepid VAR FILE sets VAR to the supervisor's pid in the state file
+// FILE.
+func cmdStatePid(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: statepid VAR FILE")
+	}
+	st, err := supervisor.ReadStatusFile(ts.MkAbs(args[1]))
+	ts.Check(err)
+	ts.Setenv(args[0], strconv.Itoa(st.Supervisor.PID))
 }
 
 // unlocked FILE waits until nobody holds FILE's lock: a killed process

@@ -137,11 +137,17 @@ systemctl --user daemon-reload && systemctl --user enable --now hermes-gateway.s
 	if p := m.show("", unit, "ActiveState"); !active(p) {
 		t.Errorf("system unit after sudo hermes-supervisor start: %v", p)
 	}
-	// Without sudo, alice stops it through its control endpoint.
+	// Without sudo, alice stops it through its control endpoint. stop
+	// returns once the supervisor has exited; systemd then reaps it and
+	// marks the unit inactive on its own time.
+	sup := m.show("", unit, "MainPID")["MainPID"]
 	mustAs("hermes-supervisor", "stop")
-	if p := m.show("", unit, "ActiveState"); p["ActiveState"] != "inactive" {
-		t.Errorf("system unit after alice's hermes-supervisor stop: %v", p)
+	if out, err := m.exec(10*time.Second, "sh", "-c", `test ! -e /proc/$0/stat || awk '{ exit $3 != "Z" }' /proc/$0/stat`, sup); err != nil {
+		t.Errorf("the supervisor, pid %s, still runs after alice's hermes-supervisor stop returned: %v\n%s", sup, err, out)
 	}
+	m.waitUnit("", unit, 10*time.Second, "inactive after alice's hermes-supervisor stop", func(p map[string]string) bool {
+		return p["ActiveState"] == "inactive"
+	}, "ActiveState")
 	mustAs("sudo", "-n", "hermes-supervisor", "uninstall")
 	if p := m.show("", unit, "LoadState"); p["LoadState"] != "not-found" {
 		t.Errorf("system unit after sudo uninstall: %v", p)
