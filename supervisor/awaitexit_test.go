@@ -77,6 +77,9 @@ func TestAwaitSupervisorExit(t *testing.T) {
 		{"another start time", func(st *Status) { s := *st.Supervisor.StartTime + 1000; st.Supervisor.StartTime = &s }},
 		{"another command line", func(st *Status) { st.Supervisor.Argv = []string{"hermes-supervisor", "run"} }},
 		{"no pid", func(st *Status) { st.Supervisor.PID = 0 }},
+		// A supervisor that is init of its own PID namespace names pid 1,
+		// which is another process here (or this namespace's init).
+		{"init", func(st *Status) { st.Supervisor.PID = 1 }},
 	}
 	for _, tt := range others {
 		t.Run("its pid names "+tt.name, func(t *testing.T) {

@@ -31,6 +31,9 @@ var ErrHomeNotDir = errors.New("the Hermes home is not a directory")
 // deactivating): a stop that returned at the answer raced whatever the
 // caller did next. It only waits, never signals; a pid that no longer
 // names that supervisor (start time, command line) is a supervisor gone.
+// The pid is as the supervisor sees it: from another PID namespace it
+// names another process here (or init, pid 1, which is never waited on),
+// and there is nothing to wait for.
 func AwaitSupervisorExit(ctx context.Context, st *Status) error {
 	if st == nil || st.Supervisor.PID <= 0 {
 		return nil
@@ -40,7 +43,7 @@ func AwaitSupervisorExit(ctx context.Context, st *Status) error {
 	prober := procstate.NewProber(procstate.Options{StartTolerance: -1})
 	err := proctree.AwaitExit(ctx, self.PID, func() bool { return !prober.Judge(ctx, self, argvEqual).Verdict.Stale() })
 	switch {
-	case errors.Is(err, proctree.ErrNotSame):
+	case errors.Is(err, proctree.ErrNotSame), errors.Is(err, proctree.ErrRefused):
 		return nil
 	case errors.Is(err, errors.ErrUnsupported):
 		// No handle to wait on (macOS): its identity, looked at again.
