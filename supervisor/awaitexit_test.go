@@ -3,54 +3,29 @@ package supervisor
 import (
 	"context"
 	"errors"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/hermes-agent/hermes-supervisor/internal/demogateway"
 	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
-	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
-// TestAwaitSupervisorExit waits on a real process standing in for a
-// supervisor that has answered a stop: not while it runs, and at once
-// when it has exited or its pid names another process.
+// TestAwaitSupervisorExit waits on a sentinel standing in for a supervisor
+// that has answered a stop, which records every signal it gets: the wait
+// lasts while it runs, ends once it has exited on its own, and ends at once
+// when the answer's pid names another process (another start time or
+// command line, init, none). It never signals the process it waits on.
 func TestAwaitSupervisorExit(t *testing.T) {
 	prober := procstate.NewProber(procstate.Options{StartTolerance: -1})
-	// start runs a demo gateway and returns it with the status a
-	// supervisor of its identity would answer.
-	start := func(t *testing.T) (*exec.Cmd, *Status) {
-		t.Helper()
-		home := testdir.New(t)
-		cmd := exec.Command(os.Args[0], demogateway.Command, "-home", home, "-lock-dir", filepath.Join(home, "locks"))
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		// Its pid file is written after exec: the identity read then is
-		// the one it keeps.
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-			if _, err := lockstore.ReadRecord(filepath.Join(home, "gateway.pid")); err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the stand-in never wrote its gateway.pid")
-			}
-		}
-		id, err := prober.Inspect(context.Background(), cmd.Process.Pid)
-		if err != nil {
-			t.Fatal(err)
-		}
+	statusOf := func(id procstate.Identity) *Status {
 		st := &Status{}
 		st.Supervisor.PID, st.Supervisor.StartTime, st.Supervisor.Argv = id.PID, id.StartTime, id.Argv
-		return cmd, st
+		return st
 	}
 
 	t.Run("waits while it runs, returns once it exits", func(t *testing.T) {
-		cmd, st := start(t)
+		sn := startHermesSentinel(t, testdir.New(t), prober)
+		st := statusOf(sn.id)
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
 		if err := AwaitSupervisorExit(ctx, st); !errors.Is(err, context.DeadlineExceeded) {
@@ -62,11 +37,9 @@ func TestAwaitSupervisorExit(t *testing.T) {
 			defer cancel()
 			done <- AwaitSupervisorExit(ctx, st)
 		}()
-		if err := cmd.Process.Kill(); err != nil {
-			t.Fatal(err)
-		}
+		sn.end(t) // exits on its own, never signalled
 		if err := <-done; err != nil {
-			t.Fatalf("once it was killed: %v, want nil", err)
+			t.Fatalf("once it exited: %v, want nil", err)
 		}
 	})
 
@@ -83,13 +56,15 @@ func TestAwaitSupervisorExit(t *testing.T) {
 	}
 	for _, tt := range others {
 		t.Run("its pid names "+tt.name, func(t *testing.T) {
-			_, st := start(t)
+			sn := startHermesSentinel(t, testdir.New(t), prober)
+			st := statusOf(sn.id)
 			tt.alter(st)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			if err := AwaitSupervisorExit(ctx, st); err != nil {
 				t.Fatalf("%v, want nil at once: that pid is not the supervisor's", err)
 			}
+			sn.end(t)
 		})
 	}
 	if err := AwaitSupervisorExit(context.Background(), nil); err != nil {

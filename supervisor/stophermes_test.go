@@ -225,36 +225,15 @@ func TestStopHermesSparesWhatItCannotProve(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newStopHermesEnv(t)
-			sigs := filepath.Join(e.dir, "signals")
-			cmd := exec.Command(os.Args[0], "hermes-sentinel", sigs)
-			in, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan struct{})
-			var exit error
-			go func() { exit = cmd.Wait(); close(done) }()
-			t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
-			if _, err := os.Stat(sigs); err != nil {
-				// Its signal file exists once it records signals. Polled,
-				// with a deadline: the sentinel makes it in another process,
-				// and nothing here is told.
-				for deadline := time.Now().Add(20 * time.Second); err != nil && time.Now().Before(deadline); _, err = os.Stat(sigs) {
-					time.Sleep(10 * time.Millisecond)
-				}
-			}
-			id := inspectAs(t, e.prober, cmd.Process.Pid, "hermes-sentinel")
-			rec := lockstore.NewRecord(id, e.layout.Home)
+			sn := startHermesSentinel(t, e.dir, e.prober)
+			rec := lockstore.NewRecord(sn.id, e.layout.Home)
 			if tt.forge != nil {
 				tt.forge(&rec)
 			}
 			if err := lockstore.WriteExclusive(e.layout.PIDFile(), rec); err != nil {
 				t.Fatal(err)
 			}
-			err = e.stop(time.Second)
+			err := e.stop(time.Second)
 			switch {
 			case tt.refuse && !errors.Is(err, ErrHermesStillRuns):
 				t.Errorf("StopHermes over a forged record: %v, want %v", err, ErrHermesStillRuns)
@@ -264,16 +243,60 @@ func TestStopHermesSparesWhatItCannotProve(t *testing.T) {
 			if _, err := os.Stat(e.layout.PlannedStopMarker()); err == nil {
 				t.Error("a planned-stop marker was written for a process not proven the gateway")
 			}
-			if err := in.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if <-done; exit != nil {
-				t.Errorf("the sentinel did not exit on its own: %v", exit)
-			}
-			if got, _ := os.ReadFile(sigs); len(got) > 0 {
-				t.Errorf("the sentinel was signalled: %q", got)
-			}
+			sn.end(t)
 		})
+	}
+}
+
+// sentinelProc is a running hermesSentinel.
+type sentinelProc struct {
+	id   procstate.Identity
+	in   io.WriteCloser // closing it ends the sentinel with exit 0
+	sigs string         // the signals it got, one name a line
+	done chan struct{}  // closed once it has exited and been reaped
+	exit error
+}
+
+// startHermesSentinel starts hermesSentinel, recording into dir, and
+// returns it once it records signals and its identity is settled.
+func startHermesSentinel(t *testing.T, dir string, p *procstate.Prober) *sentinelProc {
+	t.Helper()
+	sn := &sentinelProc{sigs: filepath.Join(dir, "signals"), done: make(chan struct{})}
+	cmd := exec.Command(os.Args[0], "hermes-sentinel", sn.sigs)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sn.in = in
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { sn.exit = cmd.Wait(); close(sn.done) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-sn.done })
+	if _, err := os.Stat(sn.sigs); err != nil {
+		// Its signal file exists once it records signals. Polled, with a
+		// deadline: the sentinel makes it in another process, and nothing
+		// here is told.
+		for deadline := time.Now().Add(20 * time.Second); err != nil && time.Now().Before(deadline); _, err = os.Stat(sn.sigs) {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	sn.id = inspectAs(t, p, cmd.Process.Pid, "hermes-sentinel")
+	return sn
+}
+
+// end closes the sentinel's stdin and checks that it exited on its own,
+// never signalled.
+func (sn *sentinelProc) end(t *testing.T) {
+	t.Helper()
+	if err := sn.in.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if <-sn.done; sn.exit != nil {
+		t.Errorf("the sentinel did not exit on its own: %v", sn.exit)
+	}
+	if got, _ := os.ReadFile(sn.sigs); len(got) > 0 {
+		t.Errorf("the sentinel was signalled: %q", got)
 	}
 }
 
