@@ -38,8 +38,7 @@ func AwaitSupervisorExit(ctx context.Context, st *Status) error {
 	if st == nil || st.Supervisor.PID <= 0 {
 		return nil
 	}
-	self := procstate.Identity{PID: st.Supervisor.PID, StartTime: st.Supervisor.StartTime, Argv: st.Supervisor.Argv}
-	argvEqual := func(argv []string) bool { return slices.Equal(argv, self.Argv) }
+	self, argvEqual := st.supervisorSelf()
 	prober := procstate.NewProber(procstate.Options{StartTolerance: -1})
 	err := proctree.AwaitExit(ctx, self.PID, func() bool { return !prober.Judge(ctx, self, argvEqual).Verdict.Stale() })
 	switch {
@@ -50,6 +49,14 @@ func AwaitSupervisorExit(ctx context.Context, st *Status) error {
 		return prober.WaitGone(ctx, self, argvEqual, 20*time.Millisecond)
 	}
 	return err
+}
+
+// supervisorSelf is the identity of the supervisor st names, and the test
+// of a command line that is its own: a supervisor is judged by its exact
+// argv, not by whether it looks like a gateway.
+func (st *Status) supervisorSelf() (procstate.Identity, func([]string) bool) {
+	self := procstate.Identity{PID: st.Supervisor.PID, StartTime: st.Supervisor.StartTime, Argv: st.Supervisor.Argv}
+	return self, func(argv []string) bool { return slices.Equal(argv, self.Argv) }
 }
 
 // QueryStatus asks the supervisor of the home over its control endpoint
@@ -87,8 +94,7 @@ func QueryStatus(ctx context.Context, layout lockstore.Layout) (*Status, error) 
 	case ferr != nil:
 		return nil, ferr
 	default:
-		self := procstate.Identity{PID: st.Supervisor.PID, StartTime: st.Supervisor.StartTime, Argv: st.Supervisor.Argv}
-		argvEqual := func(argv []string) bool { return slices.Equal(argv, self.Argv) }
+		self, argvEqual := st.supervisorSelf()
 		if prober.Judge(ctx, self, argvEqual).Verdict.Stale() {
 			// The file's words are escaped where our sentence embeds
 			// them: the sentence is ours, in JSON output too.
