@@ -4,15 +4,16 @@ package lockstore
 // @ 00067189 applies them and in that file's order, plus the rules by
 // which we are stricter, each marked "Stricter than Hermes" next to the
 // rule it tightens. Nothing here does I/O: store.go gathers the facts (the
-// files' bytes and stamps, whether gateway.lock is held, one look at each
-// pid a record names), calls these functions and acts on their decisions.
+// files' bytes and stamps, whether gateway.lock is held; looks.go takes
+// one look at each pid a record names), calls these functions and acts on
+// their decisions.
 // hermesread.go is the one reader of records and hermescmdline.go the
 // command-line classifier; docs/reliability.md has the conformance table
 // that tries them all.
 //
 //	status.py                                   here
 //	_pid_record_belongs_to_current_profile      rules.homeMatches (sameHome: home_*.go)
-//	_pid_exists, _live_pid_from_record          rules.live
+//	_pid_exists, _live_pid_from_record          rules.live, rules.settled
 //	_record_matches_live_gateway_pid            rules.runtimeRecord
 //	_command_line_belongs_to_profile            CommandLineBelongsToProfile, rules.otherProfile
 //	_read_json_file returning None              rules.unreadable
@@ -39,14 +40,6 @@ import (
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 	"github.com/hermes-agent/hermes-supervisor/procstate/pyparse"
 )
-
-// procFacts is one look at a pid: what _pid_exists,
-// _get_process_start_time, _read_process_cmdline and _process_is_stopped
-// read of it (procstate.Prober.Look), or why it could not be looked at.
-type procFacts struct {
-	live procstate.Live
-	err  error
-}
 
 // fileFacts is one file as store.go read it: its bytes, when it was last
 // written, and the one reader's reading of it (rec, or err: ErrEmpty or
@@ -95,30 +88,6 @@ type rules struct {
 	// a recorded hermes_home (ok false: it cannot be reproduced); nil
 	// leaves it as written.
 	expand func(string) (string, bool)
-}
-
-// pidsNamed lists the pids the records of fs name, each once: the pids
-// to look at before the rules can judge those records.
-func pidsNamed(fs ...*fileFacts) []int {
-	var out []int
-	seen := make(map[int]bool, len(fs)) // not slices.Contains: quadratic at 100 000 files
-	for _, f := range fs {
-		if f.err == nil && f.rec.pidOK && !seen[f.rec.PID] {
-			seen[f.rec.PID] = true
-			out = append(out, f.rec.PID)
-		}
-	}
-	return out
-}
-
-// errNotLooked: no look was taken at the pid, so nothing is known of it.
-var errNotLooked = errors.New("process not looked at")
-
-func (r *rules) look(pid int) (procstate.Live, error) {
-	if p, ok := r.procs[pid]; ok {
-		return p.live, p.err
-	}
-	return procstate.Live{PID: pid}, errNotLooked
 }
 
 // ruling is one rule's answer on one record.
@@ -204,19 +173,34 @@ func (r *rules) otherProfile(argv []string) bool {
 
 // live is _live_pid_from_record: _pid_from_record, _pid_exists (a zombie
 // counts as dead, a stopped process as alive) and _start_times_conflict.
-// It returns a ruling when the process settles it.
+// It returns a ruling when the process settles it; when it does not, the
+// command line decides, and one that was not read keeps the record.
 func (r *rules) live(h hermesRecord) (procstate.Live, *ruling) {
+	p, rl := r.settled(h)
+	if rl == nil && p.argvUnread {
+		// rulesOn reads it for every record that gets here: a guard, so
+		// that a pid it missed can never make a file look unowned.
+		k := keep(procstate.Unknown, "its command line was not read; kept")
+		rl = &k
+	}
+	return p.live, rl
+}
+
+// settled is live on what the look without the command line holds: a
+// ruling when that settles the record, else nil.
+func (r *rules) settled(h hermesRecord) (procFacts, *ruling) {
 	if h.pidRaises {
 		// int() of an infinite float raises OverflowError, which
 		// _pid_from_record does not catch: Hermes decides nothing.
 		rl := keep(procstate.Unknown, "its pid is an infinite number, on which Hermes' own check raises; kept")
-		return procstate.Live{}, &rl
+		return procFacts{}, &rl
 	}
 	if !h.pidOK {
 		rl := stale(procstate.Dead, "names no pid")
-		return procstate.Live{}, &rl
+		return procFacts{}, &rl
 	}
-	l, err := r.look(h.PID)
+	p := r.look(h.PID)
+	l, err := p.live, p.err
 	var rl ruling
 	switch {
 	case errors.Is(err, procstate.ErrNoProcess):
@@ -239,9 +223,9 @@ func (r *rules) live(h hermesRecord) (procstate.Live, *ruling) {
 		// conflict (procstate's compareStart).
 		rl = stale(procstate.Reused, fmt.Sprintf("start time %d differs from recorded %d", *l.StartTime, *h.StartTime))
 	default:
-		return l, nil
+		return p, nil
 	}
-	return l, &rl
+	return p, &rl
 }
 
 // wroteItself is the stricter-than-Hermes rule: the live process has the

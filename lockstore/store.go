@@ -367,43 +367,6 @@ func (s *Store) judgeLockFiles(ctx context.Context, w int, lockFiles []judged, n
 	return out
 }
 
-// lookItems is how many pids are worth a goroutine of their own when
-// judging looks at them: a live process costs two reads of /proc, its
-// stat and cmdline, 15-25 µs for a multi-threaded one on the bench's
-// host, where a lock file's read costs 5. The 20-odd live processes a
-// lock dir of a hundred files names took half a millisecond on one
-// goroutine, a sixth of that sweep.
-const lookItems = 8
-
-// rules looks once at each pid the records of fs name and returns Hermes'
-// rules over what it saw.
-func (s *Store) rules(ctx context.Context, fs ...*fileFacts) *rules {
-	return s.rulesOn(ctx, 1, fs...)
-}
-
-// rulesOn is rules, looking on up to w goroutines.
-func (s *Store) rulesOn(ctx context.Context, w int, fs ...*fileFacts) *rules {
-	pids := pidsNamed(fs...)
-	looks := make([]procFacts, len(pids))
-	var live map[int]bool
-	listed := false
-	if len(pids) >= pidTableMin {
-		live, listed = livePIDs(ctx, s.prober)
-	}
-	parallelBy(w, len(pids), lookItems, func(i int) {
-		if pid := pids[i]; listed && pid > 0 && !live[pid] {
-			looks[i] = gone(pid)
-			return
-		}
-		looks[i].live, looks[i].err = s.prober.Look(ctx, pids[i])
-	})
-	procs := make(map[int]procFacts, len(pids))
-	for i, pid := range pids {
-		procs[pid] = looks[i]
-	}
-	return &rules{home: s.layout.Home, now: s.now(), own: s.own, procs: procs, expand: newHomes(ctx).expand}
-}
-
 // readable returns e's facts when e was found and read, else nil.
 func readable(e judged, found bool) *fileFacts {
 	if !found || e.Action == ActionError {

@@ -904,3 +904,59 @@ func TestWorkersAreShared(t *testing.T) {
 		}
 	}
 }
+
+// TestRulesReadTheCommandLineOnlyWhereItDecides: a live pid whose every
+// record conflicts on start time is settled by one read, without its
+// command line; one that some record leaves to the command line has it
+// read; and a record judged on a look whose command line was not read is
+// kept, never swept on it.
+func TestRulesReadTheCommandLineOnlyWhereItDecides(t *testing.T) {
+	s, l := newStore(t)
+	reused := startProc(t, "block", true)
+	mixed := startProc(t, "block", false)
+	dead := deadIdentity(t)
+	later := func(id procstate.Identity) procstate.Identity {
+		st := *id.StartTime + 1000
+		id.StartTime = &st
+		return id
+	}
+	var fs []*fileFacts
+	for _, id := range []procstate.Identity{later(reused), later(mixed), mixed, dead} {
+		data, err := NewRecord(id, l.Home).Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := recordFacts(data, time.Now(), false, nil)
+		fs = append(fs, &f)
+	}
+	r := s.rulesOn(context.Background(), 2, fs...)
+	if p := r.procs[reused.PID]; !p.argvUnread || p.live.Argv != nil || p.err != nil {
+		t.Errorf("a pid only named with another start time: argvUnread %v, argv %q, err %v; want its command line unread", p.argvUnread, p.live.Argv, p.err)
+	}
+	if p := r.procs[mixed.PID]; p.argvUnread || !procstate.ArgvMatches(mixed.Argv, p.live.Argv) {
+		t.Errorf("a pid one record names with its own start time: argvUnread %v, argv %q; want %q", p.argvUnread, p.live.Argv, mixed.Argv)
+	}
+	if p := r.procs[dead.PID]; !errors.Is(p.err, procstate.ErrNoProcess) || p.argvUnread {
+		t.Errorf("a dead pid: err %v, argvUnread %v", p.err, p.argvUnread)
+	}
+	for _, d := range []decision{r.scopedLockFile(*fs[1]), r.scopedLockFile(*fs[0])} {
+		if d.action != ActionSweep || d.verdict != procstate.Reused {
+			t.Errorf("a record with another start time: %s/%s (%s), want reused/sweep", d.verdict, d.action, d.reason)
+		}
+	}
+	if d := r.scopedLockFile(*fs[2]); d.action != ActionKeep || d.verdict != procstate.Alive {
+		t.Errorf("the record mixed wrote: %s/%s (%s), want alive/keep", d.verdict, d.action, d.reason)
+	}
+	// reused's own record, which the rules were not built for: its
+	// command line was never read, and a gateway-less record would
+	// otherwise be swept as "command line unreadable".
+	own := reused
+	own.Argv = []string{"python3", "gw.py"}
+	data, _ := NewRecord(own, l.Home).Encode()
+	f := recordFacts(data, time.Now(), false, nil)
+	for name, d := range map[string]decision{"scoped lock": r.scopedLockFile(f), "pid file": r.pidFile(f, lockNone, nil, false)} {
+		if d.action != ActionKeep || d.verdict != procstate.Unknown {
+			t.Errorf("%s judged on an unread command line: %s/%s (%s), want unknown/keep", name, d.verdict, d.action, d.reason)
+		}
+	}
+}

@@ -37,9 +37,21 @@ type Live struct {
 	UID *uint32
 }
 
-// Look inspects pid once. It wraps ErrNoProcess when no process has the
-// pid and ErrPermission when it may not be inspected.
+// Look inspects pid once, its command line included. It wraps
+// ErrNoProcess when no process has the pid and ErrPermission when it may
+// not be inspected.
 func (p *Prober) Look(ctx context.Context, pid int) (Live, error) {
+	l, err := p.Glance(ctx, pid)
+	if err == nil {
+		l.Argv = p.Argv(ctx, pid)
+	}
+	return l, err
+}
+
+// Glance is Look without the command line, which is a second read of the
+// process: a caller whose start time already settles the question skips
+// it. Its errors are Look's.
+func (p *Prober) Glance(ctx context.Context, pid int) (Live, error) {
 	l := Live{PID: pid}
 	if pid == 0 && pidZeroExists {
 		// psutil finds pid 0 (kernel_task, the System Idle Process) alive
@@ -59,10 +71,18 @@ func (p *Prober) Look(ctx context.Context, pid int) (Live, error) {
 		// Only then does Hermes record psutil's epoch-based time.
 		l.EpochStartTime = st.epochStart
 	}
-	if argv, err := cmdline(ctx, pid); err == nil && len(argv) > 0 {
-		l.Argv = argv
-	}
 	return l, nil
+}
+
+// Argv is the command line of pid, or nil when it cannot be read. Read
+// after Glance, it is another process's only if the glanced one exited
+// and its pid was reused in between, as with Look's two reads: a record
+// then judged stale on it names a process that is gone.
+func (p *Prober) Argv(ctx context.Context, pid int) []string {
+	if argv, err := cmdline(ctx, pid); err == nil && len(argv) > 0 {
+		return argv
+	}
+	return nil
 }
 
 // HermesStartTime is the start time Hermes itself records for l: its
