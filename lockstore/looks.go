@@ -66,13 +66,13 @@ func (s *Store) rules(ctx context.Context, fs ...*fileFacts) *rules {
 func (s *Store) rulesOn(ctx context.Context, w int, fs ...*fileFacts) *rules {
 	pids := pidsNamed(fs...)
 	looks := make([]procFacts, len(pids))
-	var live map[int]bool
+	var dead func(int) bool
 	listed := false
 	if len(pids) >= pidTableMin {
-		live, listed = livePIDs(ctx, s.prober)
+		dead, listed = deadByTable(ctx, s.prober)
 	}
 	parallelBy(w, len(pids), lookItems, func(i int) {
-		if pid := pids[i]; listed && pid > 0 && !live[pid] {
+		if pid := pids[i]; listed && pid > 0 && dead(pid) {
 			looks[i] = gone(pid)
 			return
 		}

@@ -20,11 +20,13 @@ func gone(pid int) procFacts {
 	return procFacts{live: procstate.Live{PID: pid}, err: procstate.NoProcess(pid)}
 }
 
-// livePIDs lists the pids of every process, where the OS lists them
-// cheaply (the names of /proc on Linux); ok is false elsewhere, or when
-// the listing fails. A pid missing from the list had no process when the
-// listing ran: the files naming it were read before, so whoever wrote
-// them had exited by then.
-func livePIDs(ctx context.Context, p *procstate.Prober) (pids map[int]bool, ok bool) {
+// deadByTable lists the pids of every process, where the OS lists them
+// cheaply (the names of /proc on Linux), and returns whether a pid is
+// dead by that listing; ok is false elsewhere, or when the listing fails.
+// A pid missing from the list had no process when the listing ran (the
+// files naming it were read before, so whoever wrote them had exited by
+// then), once the OS confirms that no process has it: a /proc mounted
+// with hidepid leaves other users' processes out of the list.
+func deadByTable(ctx context.Context, p *procstate.Prober) (dead func(pid int) bool, ok bool) {
 	return listPIDs(ctx, p)
 }

@@ -6,15 +6,16 @@ import (
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
-// listPIDs is the names of /proc, as p lists them.
-func listPIDs(ctx context.Context, p *procstate.Prober) (map[int]bool, bool) {
+// listPIDs lists /proc, as p lists it; a pid missing from it is dead
+// once kill(pid, 0) says so too.
+func listPIDs(ctx context.Context, p *procstate.Prober) (func(int) bool, bool) {
 	ps, err := p.Pids(ctx)
 	if err != nil {
 		return nil, false
 	}
-	out := make(map[int]bool, len(ps))
+	listed := make(map[int]bool, len(ps))
 	for _, pid := range ps {
-		out[pid] = true
+		listed[pid] = true
 	}
-	return out, true
+	return func(pid int) bool { return !listed[pid] && !p.Exists(pid) }, true
 }

@@ -86,13 +86,13 @@ func TestSweepThroughThePIDTable(t *testing.T) {
 				t.Fatalf("%d pids named: the case does not take its path", named)
 			}
 			if tt.listed {
-				table, listed := livePIDs(ctx, prober)
-				if !listed || !table[live.PID] || !table[other.PID] || !table[os.Getpid()] {
-					t.Fatalf("the pid table (listed %v, %d pids) lacks a live process", listed, len(table))
+				dead1, listed := deadByTable(ctx, prober)
+				if !listed || dead1(live.PID) || dead1(other.PID) || dead1(os.Getpid()) {
+					t.Fatalf("the pid table (listed %v) calls a live process dead", listed)
 				}
 				for _, d := range dead {
-					if table[d.PID] {
-						t.Fatalf("the pid table names reaped pid %d", d.PID)
+					if !dead1(d.PID) {
+						t.Fatalf("the pid table finds reaped pid %d", d.PID)
 					}
 				}
 			}

@@ -120,3 +120,19 @@ func StartTimesEqual(recorded *int64, l Live, now time.Time) bool {
 	same, known := compareStart(*recorded, l, now)
 	return known && same
 }
+
+// Exists reports whether a process has pid, whether or not this user may
+// inspect it: on a /proc mounted with hidepid, another user's processes
+// are missing from its listing and their files from their reads, which
+// proves nothing of them.
+func (p *Prober) Exists(pid int) bool { return exists(pid) }
+
+// exists is Exists. A pid outside 1..MaxInt32 names no process: kill(2)
+// would read 0, -1 or a truncated pid as our group, every process or
+// another pid.
+func exists(pid int) bool {
+	if pid <= 0 || pid > math.MaxInt32 {
+		return false
+	}
+	return processExists(pid)
+}

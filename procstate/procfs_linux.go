@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // On Linux every answer is read from /proc directly, as gopsutil reads it
@@ -92,9 +94,13 @@ func createTime(ctx context.Context, pid int) (int64, error) {
 }
 
 // classify maps what reading /proc/<pid> fails with onto this package's
-// sentinels: no such file is no such process.
+// sentinels: no such file is no such process, unless the process exists
+// all the same, hidden from this user by a /proc mounted with hidepid:
+// then it may not be inspected.
 func classify(pid int, err error) error {
 	switch {
+	case errors.Is(err, os.ErrNotExist) && exists(pid):
+		return fmt.Errorf("pid %d: /proc hides it from this user (hidepid), but it exists: %w", pid, ErrPermission)
 	case errors.Is(err, os.ErrNotExist):
 		return NoProcess(pid)
 	case errors.Is(err, os.ErrPermission):
@@ -129,3 +135,7 @@ func owner(_ context.Context, pid int) (Owner, error) {
 	}
 	return Owner{}, fmt.Errorf("pid %d: no Uid line in /proc status", pid)
 }
+
+// processExists is kill(pid, 0), which sends nothing: only ESRCH says no
+// process has pid.
+func processExists(pid int) bool { return !errors.Is(unix.Kill(pid, 0), unix.ESRCH) }

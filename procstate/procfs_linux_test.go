@@ -176,3 +176,30 @@ func TestHostProcMovesNothing(t *testing.T) {
 		t.Errorf("createTime read %d, %v: not a time this century", ms, err)
 	}
 }
+
+// TestExistsBounds: only a pid in 1..MaxInt32 can exist, whatever kill(2)
+// would make of the others (0 is our group, -1 every process, 2^32+1 is
+// read as 1).
+func TestExistsBounds(t *testing.T) {
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	reaped := cmd.Process.Pid
+	p := NewProber(Options{})
+	for _, c := range []struct {
+		pid  int
+		want bool
+	}{
+		{os.Getpid(), true},
+		{1, true},
+		{reaped, false},
+		{0, false},
+		{-1, false},
+		{1<<32 + 1, false},
+	} {
+		if got := p.Exists(c.pid); got != c.want {
+			t.Errorf("Exists(%d) = %v, want %v", c.pid, got, c.want)
+		}
+	}
+}
