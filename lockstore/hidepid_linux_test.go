@@ -3,6 +3,7 @@ package lockstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,6 +41,11 @@ func TestHiddenProcessIsNotDead(t *testing.T) {
 	}
 	if os.Geteuid() != 0 {
 		t.Skip("needs root, to mount a /proc with hidepid=2 (CI runs as root)")
+	}
+	if !procMountsOwnOptions(t) {
+		// Before 5.8 hidepid belonged to the pid namespace's one procfs:
+		// mounting it here would change the host's /proc.
+		t.Skip("needs Linux 5.8 or later, where each /proc mount has its own hidepid")
 	}
 	live := startProc(t, "block", true)
 	dir := testdir.Open(t)
@@ -136,4 +142,18 @@ func hidepidSweep(t *testing.T) {
 			t.Errorf("%s: %d of %d dead pids' locks swept", c.name, swept, c.dead)
 		}
 	}
+}
+
+// procMountsOwnOptions reports a kernel of 5.8 or later, where each mount
+// of procfs is an instance of its own with its own hidepid.
+func procMountsOwnOptions(t *testing.T) bool {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		t.Fatal(err)
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &major, &minor); err != nil {
+		t.Fatalf("kernel release %q: %v", u.Release[:], err)
+	}
+	return major > 5 || major == 5 && minor >= 8
 }

@@ -960,3 +960,49 @@ func TestRulesReadTheCommandLineOnlyWhereItDecides(t *testing.T) {
 		}
 	}
 }
+
+// TestRulesReadTheCommandLineOnParallelLooks: with more pids than one
+// goroutine looks at, the second pass still reads the command line of
+// each pid that needs it, and of no other: every gateway's own record is
+// kept, every reused pid's swept.
+func TestRulesReadTheCommandLineOnParallelLooks(t *testing.T) {
+	s, l := newStore(t)
+	var fs []*fileFacts
+	var own, reused []procstate.Identity
+	for i := range 2*lookItems + 2 {
+		id := startProc(t, "block", i%2 == 0)
+		if i%2 == 0 {
+			own = append(own, id)
+		} else {
+			st := *id.StartTime + 1000
+			id.StartTime = &st
+			reused = append(reused, id)
+		}
+		data, err := NewRecord(id, l.Home).Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := recordFacts(data, time.Now(), false, nil)
+		fs = append(fs, &f)
+	}
+	r := s.rulesOn(context.Background(), 2, fs...)
+	for _, id := range own {
+		if p := r.procs[id.PID]; p.argvUnread || !procstate.ArgvMatches(id.Argv, p.live.Argv) {
+			t.Errorf("pid %d, its own record: argvUnread %v, argv %q; want %q", id.PID, p.argvUnread, p.live.Argv, id.Argv)
+		}
+	}
+	for _, id := range reused {
+		if p := r.procs[id.PID]; !p.argvUnread || p.live.Argv != nil {
+			t.Errorf("pid %d, only named with another start time: argvUnread %v, argv %q", id.PID, p.argvUnread, p.live.Argv)
+		}
+	}
+	for i, f := range fs {
+		want := ActionKeep
+		if i%2 == 1 {
+			want = ActionSweep
+		}
+		if d := r.scopedLockFile(*f); d.action != want {
+			t.Errorf("record %d: %s/%s (%s), want %s", i, d.verdict, d.action, d.reason, want)
+		}
+	}
+}

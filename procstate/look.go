@@ -127,11 +127,15 @@ func StartTimesEqual(recorded *int64, l Live, now time.Time) bool {
 // proves nothing of them.
 func (p *Prober) Exists(pid int) bool { return exists(pid) }
 
-// exists is Exists. A pid outside 1..MaxInt32 names no process: kill(2)
-// would read 0, -1 or a truncated pid as our group, every process or
-// another pid.
+// exists is Exists. Pid 0 exists where Look says so (pidZeroExists).
+// Any other pid outside 1..MaxInt32 names no process, and never reaches
+// kill(2), which would read 0, -1 or a truncated pid as our group, every
+// process or another pid.
 func exists(pid int) bool {
-	if pid <= 0 || pid > math.MaxInt32 {
+	switch {
+	case pid == 0:
+		return pidZeroExists
+	case pid < 0 || pid > math.MaxInt32:
 		return false
 	}
 	return processExists(pid)

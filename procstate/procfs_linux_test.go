@@ -177,9 +177,9 @@ func TestHostProcMovesNothing(t *testing.T) {
 	}
 }
 
-// TestExistsBounds: only a pid in 1..MaxInt32 can exist, whatever kill(2)
-// would make of the others (0 is our group, -1 every process, 2^32+1 is
-// read as 1).
+// TestExistsBounds: only a pid in 1..MaxInt32 can exist on Linux,
+// whatever kill(2) would make of the others (0 is our group, -1 every
+// process, and on 64 bits MaxInt is read as -1).
 func TestExistsBounds(t *testing.T) {
 	cmd := exec.Command("true")
 	if err := cmd.Run(); err != nil {
@@ -196,7 +196,7 @@ func TestExistsBounds(t *testing.T) {
 		{reaped, false},
 		{0, false},
 		{-1, false},
-		{1<<32 + 1, false},
+		{int(^uint(0) >> 1), false},
 	} {
 		if got := p.Exists(c.pid); got != c.want {
 			t.Errorf("Exists(%d) = %v, want %v", c.pid, got, c.want)
