@@ -922,12 +922,7 @@ func TestRulesReadTheCommandLineOnlyWhereItDecides(t *testing.T) {
 	}
 	var fs []*fileFacts
 	for _, id := range []procstate.Identity{later(reused), later(mixed), mixed, dead} {
-		data, err := NewRecord(id, l.Home).Encode()
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := recordFacts(data, time.Now(), false, nil)
-		fs = append(fs, &f)
+		fs = append(fs, factsOf(t, id, l.Home))
 	}
 	r := s.rulesOn(context.Background(), 2, fs...)
 	if p := r.procs[reused.PID]; !p.argvUnread || p.live.Argv != nil || p.err != nil {
@@ -952,8 +947,7 @@ func TestRulesReadTheCommandLineOnlyWhereItDecides(t *testing.T) {
 	// otherwise be swept as "command line unreadable".
 	own := reused
 	own.Argv = []string{"python3", "gw.py"}
-	data, _ := NewRecord(own, l.Home).Encode()
-	f := recordFacts(data, time.Now(), false, nil)
+	f := *factsOf(t, own, l.Home)
 	for name, d := range map[string]decision{"scoped lock": r.scopedLockFile(f), "pid file": r.pidFile(f, lockNone, nil, false)} {
 		if d.action != ActionKeep || d.verdict != procstate.Unknown {
 			t.Errorf("%s judged on an unread command line: %s/%s (%s), want unknown/keep", name, d.verdict, d.action, d.reason)
@@ -978,12 +972,7 @@ func TestRulesReadTheCommandLineOnParallelLooks(t *testing.T) {
 			id.StartTime = &st
 			reused = append(reused, id)
 		}
-		data, err := NewRecord(id, l.Home).Encode()
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := recordFacts(data, time.Now(), false, nil)
-		fs = append(fs, &f)
+		fs = append(fs, factsOf(t, id, l.Home))
 	}
 	r := s.rulesOn(context.Background(), 2, fs...)
 	for _, id := range own {
@@ -1005,4 +994,15 @@ func TestRulesReadTheCommandLineOnParallelLooks(t *testing.T) {
 			t.Errorf("record %d: %s/%s (%s), want %s", i, d.verdict, d.action, d.reason, want)
 		}
 	}
+}
+
+// factsOf is id's record, written for home, as store.go reads it.
+func factsOf(t *testing.T, id procstate.Identity, home string) *fileFacts {
+	t.Helper()
+	data, err := NewRecord(id, home).Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := recordFacts(data, time.Now(), false, nil)
+	return &f
 }
