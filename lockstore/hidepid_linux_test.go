@@ -3,7 +3,6 @@ package lockstore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,27 +24,58 @@ import (
 // by name, so reading /proc alone calls it dead and sweeps its lock.
 // kill(pid, 0) still finds it (EPERM), and its files are kept.
 //
-// As root (CI) the test runs itself again in a mount namespace of its
-// own, mounts such a /proc there, and from that runs itself a third time
-// as nobody, who sweeps lock dirs it may write, naming a live root
-// process: one pid looked up by name, and one among enough dead pids that
-// the sweep lists /proc instead.
+// As root (CI) the test runs itself again as pid 1 of a pid and mount
+// namespace of its own, whose /proc is a procfs of its own on any kernel
+// (before 5.8 hidepid belonged to a pid namespace's procfs, so mounting
+// the host's with it would change the host's /proc). There it mounts that
+// /proc with hidepid=2, starts a live root process and writes lock dirs
+// naming it, and runs itself a third time as nobody, who sweeps them: one
+// pid looked up by name, and one among enough dead pids that the sweep
+// lists /proc instead.
 func TestHiddenProcessIsNotDead(t *testing.T) {
 	switch os.Getenv("LOCKSTORE_HIDEPID") {
-	case "mount":
-		hidepidMount(t)
+	case "namespace":
+		hidepidNamespace(t)
 		return
 	case "sweep":
 		hidepidSweep(t)
 		return
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("needs root, to mount a /proc with hidepid=2 (CI runs as root)")
+		t.Skip("needs root, to make a pid namespace and mount its /proc (CI runs as root)")
 	}
-	if !procMountsOwnOptions(t) {
-		// Before 5.8 hidepid belonged to the pid namespace's one procfs:
-		// mounting it here would change the host's /proc.
-		t.Skip("needs Linux 5.8 or later, where each /proc mount has its own hidepid")
+	bin := testdir.OpenCopy(t, "lockstore.test")
+	cmd := exec.Command(bin, "-test.run=^TestHiddenProcessIsNotDead$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "LOCKSTORE_HIDEPID=namespace")
+	// Go makes the new mount namespace's mounts private before the exec,
+	// so the /proc mounted in it is never seen outside.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID, Unshareflags: syscall.CLONE_NEWNS}
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.Count(string(out), "--- PASS: TestHiddenProcessIsNotDead") != 2 {
+		t.Fatalf("in a pid namespace with hidepid=2: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}
+
+// hidepidCases are the lock dirs swept: the hidden pid looked up by name,
+// and among pidTableMin dead pids, through the listing of /proc.
+var hidepidCases = []struct {
+	name string
+	dead int
+}{
+	{"by-name", 1},
+	{"listed", pidTableMin},
+}
+
+// hidepidNamespace is the second run: root, pid 1 of its own pid and
+// mount namespaces, where it mounts /proc with hidepid=2, lays out the
+// lock dirs and runs the sweep as nobody.
+func hidepidNamespace(t *testing.T) {
+	if os.Getpid() != 1 {
+		t.Fatalf("pid %d: not in a pid namespace of its own", os.Getpid())
+	}
+	if err := syscall.Mount("proc", "/proc", "proc", 0, "hidepid=2"); err != nil {
+		t.Fatalf("mount proc with hidepid=2: %v", err)
 	}
 	live := startProc(t, "block", true)
 	dir := testdir.Open(t)
@@ -64,37 +94,9 @@ func TestHiddenProcessIsNotDead(t *testing.T) {
 			writeRecord(t, l.ScopedLock("signal-phone", strconv.Itoa(i)), deadIdentity(t), l.Home)
 		}
 	}
-	bin := testdir.OpenCopy(t, "lockstore.test")
-	cmd := exec.Command(bin, "-test.run=^TestHiddenProcessIsNotDead$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), "LOCKSTORE_HIDEPID=mount", "LOCKSTORE_HIDEPID_DIR="+dir,
-		"LOCKSTORE_HIDEPID_PID="+strconv.Itoa(live.PID))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
-	out, err := cmd.CombinedOutput()
-	if err != nil || strings.Count(string(out), "--- PASS: TestHiddenProcessIsNotDead") != 2 {
-		t.Fatalf("in a mount namespace with hidepid=2: %v\n%s", err, out)
-	}
-	t.Logf("%s", out)
-}
-
-// hidepidCases are the lock dirs swept: the hidden pid looked up by name,
-// and among pidTableMin dead pids, through the listing of /proc.
-var hidepidCases = []struct {
-	name string
-	dead int
-}{
-	{"by-name", 1},
-	{"listed", pidTableMin},
-}
-
-// hidepidMount is the second run: root in its own mount namespace (Go
-// makes its mounts private), where it mounts /proc with hidepid=2 and runs
-// the sweep as nobody.
-func hidepidMount(t *testing.T) {
-	if err := syscall.Mount("proc", "/proc", "proc", 0, "hidepid=2"); err != nil {
-		t.Fatalf("mount proc with hidepid=2: %v", err)
-	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHiddenProcessIsNotDead$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), "LOCKSTORE_HIDEPID=sweep", "TMPDIR=/tmp")
+	cmd.Env = append(os.Environ(), "LOCKSTORE_HIDEPID=sweep", "TMPDIR=/tmp",
+		"LOCKSTORE_HIDEPID_DIR="+dir, "LOCKSTORE_HIDEPID_PID="+strconv.Itoa(live.PID))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS: TestHiddenProcessIsNotDead") {
@@ -142,18 +144,4 @@ func hidepidSweep(t *testing.T) {
 			t.Errorf("%s: %d of %d dead pids' locks swept", c.name, swept, c.dead)
 		}
 	}
-}
-
-// procMountsOwnOptions reports a kernel of 5.8 or later, where each mount
-// of procfs is an instance of its own with its own hidepid.
-func procMountsOwnOptions(t *testing.T) bool {
-	var u unix.Utsname
-	if err := unix.Uname(&u); err != nil {
-		t.Fatal(err)
-	}
-	var major, minor int
-	if _, err := fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &major, &minor); err != nil {
-		t.Fatalf("kernel release %q: %v", u.Release[:], err)
-	}
-	return major > 5 || major == 5 && minor >= 8
 }
