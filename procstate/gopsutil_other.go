@@ -62,10 +62,3 @@ func classify(pid int, err error) error {
 	}
 	return fmt.Errorf("pid %d: %w", pid, err)
 }
-
-// processExists is gopsutil's PidExists (kill(pid, 0) on macOS, where
-// EPERM counts as existing); what it cannot tell counts as existing.
-func processExists(pid int) bool {
-	ok, err := process.PidExists(int32(pid))
-	return ok || err != nil
-}

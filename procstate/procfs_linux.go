@@ -8,8 +8,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // On Linux every answer is read from /proc directly, as gopsutil reads it
@@ -135,7 +133,3 @@ func owner(_ context.Context, pid int) (Owner, error) {
 	}
 	return Owner{}, fmt.Errorf("pid %d: no Uid line in /proc status", pid)
 }
-
-// processExists is kill(pid, 0), which sends nothing: only ESRCH says no
-// process has pid.
-func processExists(pid int) bool { return !errors.Is(unix.Kill(pid, 0), unix.ESRCH) }

@@ -40,7 +40,7 @@ func kinfo(pid int) (*unix.KinfoProc, error) {
 	case errors.Is(err, unix.EIO):
 		// x/sys reports a reply of the wrong size so; for one pid the
 		// kernel returns nothing when no process has it.
-		if kerr := unix.Kill(pid, 0); errors.Is(kerr, unix.ESRCH) {
+		if !exists(pid) {
 			return nil, NoProcess(pid)
 		}
 		return nil, fmt.Errorf("pid %d: kinfo_proc: %w", pid, err)

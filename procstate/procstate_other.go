@@ -42,3 +42,10 @@ func otherUser(error) bool { return false }
 // pidZeroExists: pid 0 is a process here (kernel_task, the System Idle
 // Process), which psutil reports alive.
 const pidZeroExists = true
+
+// processExists is gopsutil's PidExists, as readLive asks it; what it
+// cannot tell counts as existing.
+func processExists(pid int) bool {
+	ok, err := process.PidExists(int32(pid))
+	return ok || err != nil
+}
