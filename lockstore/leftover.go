@@ -1,11 +1,16 @@
 package lockstore
 
 import (
+	"errors"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
+	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
 // LeftoverAge is how old a temp file or half-done .stale rename must be
@@ -114,3 +119,60 @@ func isTokenLock(n string) bool {
 // isLockDirLeftover reports whether n, a name in the lock dir, is one of
 // the leftovers a sweep may delete.
 func isLockDirLeftover(n string) bool { return lockDirLeftover().MatchString(n) }
+
+// homeLeftovers judges the home's leftovers: only names Hermes or we
+// write, since the home also holds the user's and the agent's own files,
+// which may end in .stale or .tmp too. A home that does not exist has
+// none. The error is the listing's; each entry carries its own.
+func (s *Store) homeLeftovers() ([]judged, error) {
+	des, err := os.ReadDir(s.layout.Home)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	var out []judged
+	for _, d := range des {
+		if d.Type().IsRegular() && isHomeLeftover(d.Name()) {
+			if e, ok := s.judgeLeftover(filepath.Join(s.layout.Home, d.Name())); ok {
+				out = append(out, e)
+			}
+		}
+	}
+	return out, err
+}
+
+// judgeLeftover: half-done renames and temp files are garbage once they are
+// old enough that no writer can still be working on them.
+func (s *Store) judgeLeftover(path string) (judged, bool) {
+	st, err := safefs.Stamp(path)
+	return s.judgeLeftoverStamp(path, st, err)
+}
+
+// judgeLeftoverIn is judgeLeftover of path, a file in d, stamped through
+// d; it is acted on through d too.
+func (s *Store) judgeLeftoverIn(d *safefs.Dir, path string) (judged, bool) {
+	st, err := d.Stamp(filepath.Base(path))
+	e, ok := s.judgeLeftoverStamp(path, st, err)
+	e.in = d
+	return e, ok
+}
+
+func (s *Store) judgeLeftoverStamp(path string, st safefs.FileStamp, err error) (judged, bool) {
+	e := judged{Entry: Entry{Path: path, Kind: KindLeftover, Verdict: procstate.Dead}}
+	if errors.Is(err, os.ErrNotExist) {
+		return e, false
+	}
+	if err != nil {
+		e.Action, e.Reason = ActionError, "cannot stat"
+		e.Err = &FileError{Path: path, Op: "stat", Err: err, Hint: hintFor(err)}
+		return e, true
+	}
+	e.stamp = st
+	if s.now().Sub(st.ModTime()) < LeftoverAge {
+		e.Verdict, e.Action, e.Reason = procstate.Unknown, ActionKeep, "recent; a writer may still use it"
+		return e, true
+	}
+	e.Action, e.Reason = ActionSweep, "left over by an interrupted write or sweep"
+	e.facts.held, e.facts.heldErr = fileHeld(path)
+	e.set(keepHeld(e.facts, decision{verdict: e.Verdict, action: e.Action, reason: e.Reason}))
+	return e, true
+}

@@ -142,3 +142,71 @@ func TestQuarantineNeverOverwrites(t *testing.T) {
 		}
 	}
 }
+
+// TestLeftoversWaitForTheStart: the sweep before a start leaves the
+// home's and the bin's leftovers, which no gateway reads, to
+// SweepLeftovers, and judges everything else; SweepLeftovers judges those
+// leftovers alone.
+func TestLeftoversWaitForTheStart(t *testing.T) {
+	dead := deadIdentity(t)
+	type layout struct{ homeLeft, binLeft, lockLeft, lock, pid string }
+	tests := []struct {
+		name  string
+		sweep func(*Store) error
+		gone  func(layout) []string
+		kept  func(layout) []string
+	}{
+		{"before a start",
+			func(s *Store) error { _, err := s.SweepBeforeStart(context.Background()); return err },
+			func(f layout) []string { return []string{f.lockLeft, f.lock, f.pid} },
+			func(f layout) []string { return []string{f.homeLeft, f.binLeft} }},
+		{"leftovers",
+			func(s *Store) error { _, err := s.SweepLeftovers(context.Background()); return err },
+			func(f layout) []string { return []string{f.homeLeft, f.binLeft} },
+			func(f layout) []string { return []string{f.lockLeft, f.lock, f.pid} }},
+		{"sweep",
+			func(s *Store) error { _, err := s.Sweep(context.Background(), false); return err },
+			func(f layout) []string { return []string{f.homeLeft, f.binLeft, f.lockLeft, f.lock, f.pid} },
+			func(layout) []string { return nil }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, l := newStore(t)
+			if err := os.Mkdir(l.SweepBin(), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			lock := l.ScopedLock("telegram-bot-token", "a")
+			f := layout{
+				homeLeft: filepath.Join(l.Home, ".gateway_state_x.tmp"),
+				binLeft:  filepath.Join(l.SweepBin(), filepath.Base(lock)+".0123456789abcdef"),
+				lockLeft: lock + ".stale",
+				lock:     lock,
+				pid:      l.PIDFile(),
+			}
+			writeRecord(t, f.lock, dead, l.Home)
+			writeRecord(t, f.pid, dead, l.Home)
+			old := time.Now().Add(-2 * LeftoverAge)
+			for _, p := range []string{f.homeLeft, f.binLeft, f.lockLeft} {
+				if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chtimes(p, old, old); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := tt.sweep(s); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range tt.gone(f) {
+				if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("%s: kept (%v), want it swept", p, err)
+				}
+			}
+			for _, p := range tt.kept(f) {
+				if _, err := os.Lstat(p); err != nil {
+					t.Errorf("%s: %v, want it kept", p, err)
+				}
+			}
+		})
+	}
+}

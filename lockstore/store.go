@@ -3,7 +3,6 @@ package lockstore
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -154,7 +153,7 @@ func entries(js []judged) []Entry {
 func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 	var out []judged
 	home := -1
-	_, err := s.judgeEach(ctx, false, nil, nil, nil, nil, func(js []judged, _ int) {
+	_, err := s.judgeEach(ctx, false, nil, nil, nil, nil, allFiles, func(js []judged, _ int) {
 		out = append(out, js...)
 		if home < 0 {
 			home = len(out)
@@ -168,7 +167,7 @@ func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 // time: what a sweep holds is bounded by it, not by the lock dir.
 const judgeBatch = 2048
 
-// judgeEach judges every file, the home's first, then the lock dir's in
+// judgeEach judges the files of p, the home's first, then the lock dir's in
 // batches of judgeBatch as they are listed, and hands each batch to f,
 // which must not keep the slice once it returns (the lock dir's batches
 // are reused; see batches). The error joins every file's. With acting,
@@ -185,10 +184,26 @@ const judgeBatch = 2048
 // turns on the lock dir's own lock; the two share the store's workers
 // while both run (aheadOf). The bin's own leftovers come last, in a batch
 // of their own.
-func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin *sweepBin, rel released, cr *crews, f func(js []judged, w int)) (*Entry, error) {
+func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin *sweepBin, rel released, cr *crews, p part, f func(js []judged, w int)) (*Entry, error) {
 	var errs []error
 	w := s.workers()
-	home, runs, err := s.judgeHomeFiles(ctx, rel)
+	handle := func(js []judged, w int) {
+		for _, e := range js {
+			if e.Err != nil {
+				errs = append(errs, e.Err)
+			}
+		}
+		f(js, w)
+	}
+	if p == leftoverFiles {
+		left, err := s.homeLeftovers()
+		if len(left) > 0 {
+			handle(left, w)
+		}
+		errs = append(errs, err, s.binLeftovers(bin, w, handle))
+		return nil, errors.Join(errs...)
+	}
+	home, runs, err := s.judgeHomeFiles(ctx, rel, p == allFiles)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -201,20 +216,12 @@ func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin 
 		// now, is an error, as it was to that sweep (the other files'
 		// errors were said by the first look).
 		var again []judged
-		again, runs, _ = s.judgeHomeFiles(ctx, nil)
+		again, runs, _ = s.judgeHomeFiles(ctx, nil, false)
 		for _, e := range again {
 			if e.Kind == KindPIDFile && e.Err != nil {
 				errs = append(errs, e.Err)
 			}
 		}
-	}
-	handle := func(js []judged, w int) {
-		for _, e := range js {
-			if e.Err != nil {
-				errs = append(errs, e.Err)
-			}
-		}
-		f(js, w)
 	}
 	var spare batches
 	judge := func(names []string, w int) []judged {
@@ -235,11 +242,8 @@ func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin 
 	if err != nil {
 		errs = append(errs, err)
 	}
-	// Old by the time they are judged, so no file of this sweep.
-	if left, err := s.binLeftovers(bin); err != nil {
-		errs = append(errs, err)
-	} else if len(left) > 0 {
-		handle(left, w)
+	if p == allFiles {
+		errs = append(errs, s.binLeftovers(bin, w, handle))
 	}
 	return runs, errors.Join(errs...)
 }
@@ -251,10 +255,10 @@ func stillThere(e judged) bool {
 }
 
 // judgeHomeFiles judges gateway.lock, gateway.pid, the state file, the
-// markers and the home's leftovers. runs is the gateway that runs in the
+// markers and, with leftovers, the home's leftovers. runs is the gateway that runs in the
 // home as Running finds it, nil for none. A gateway.pid of rel is
 // released, and the rest judged as if it were gone already.
-func (s *Store) judgeHomeFiles(ctx context.Context, rel released) (_ []judged, runs *Entry, _ error) {
+func (s *Store) judgeHomeFiles(ctx context.Context, rel released, leftovers bool) (_ []judged, runs *Entry, _ error) {
 	l := s.layout
 	var errs []error
 	h := s.readHome()
@@ -270,10 +274,10 @@ func (s *Store) judgeHomeFiles(ctx context.Context, rel released) (_ []judged, r
 			markers = append(markers, e)
 		}
 	}
-	// Only names Hermes or we write: the home also holds the user's and
-	// the agent's own files, which may end in .stale or .tmp too.
-	homeLeft, err := s.leftovers(l.Home, isHomeLeftover)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	var homeLeft []judged
+	if leftovers {
+		var err error
+		homeLeft, err = s.homeLeftovers()
 		errs = append(errs, err)
 	}
 	r := s.rules(ctx, &h.lock.facts, &h.pid.facts, &state.facts)

@@ -17,59 +17,6 @@ import (
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
-func (s *Store) leftovers(dir string, match func(string) bool) ([]judged, error) {
-	des, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var out []judged
-	for _, d := range des {
-		if d.Type().IsRegular() && match(d.Name()) {
-			if e, ok := s.judgeLeftover(filepath.Join(dir, d.Name())); ok {
-				out = append(out, e)
-			}
-		}
-	}
-	return out, nil
-}
-
-// judgeLeftover: half-done renames and temp files are garbage once they are
-// old enough that no writer can still be working on them.
-func (s *Store) judgeLeftover(path string) (judged, bool) {
-	st, err := safefs.Stamp(path)
-	return s.judgeLeftoverStamp(path, st, err)
-}
-
-// judgeLeftoverIn is judgeLeftover of path, a file in d, stamped through
-// d; it is acted on through d too.
-func (s *Store) judgeLeftoverIn(d *safefs.Dir, path string) (judged, bool) {
-	st, err := d.Stamp(filepath.Base(path))
-	e, ok := s.judgeLeftoverStamp(path, st, err)
-	e.in = d
-	return e, ok
-}
-
-func (s *Store) judgeLeftoverStamp(path string, st safefs.FileStamp, err error) (judged, bool) {
-	e := judged{Entry: Entry{Path: path, Kind: KindLeftover, Verdict: procstate.Dead}}
-	if errors.Is(err, os.ErrNotExist) {
-		return e, false
-	}
-	if err != nil {
-		e.Action, e.Reason = ActionError, "cannot stat"
-		e.Err = &FileError{Path: path, Op: "stat", Err: err, Hint: hintFor(err)}
-		return e, true
-	}
-	e.stamp = st
-	if s.now().Sub(st.ModTime()) < LeftoverAge {
-		e.Verdict, e.Action, e.Reason = procstate.Unknown, ActionKeep, "recent; a writer may still use it"
-		return e, true
-	}
-	e.Action, e.Reason = ActionSweep, "left over by an interrupted write or sweep"
-	e.facts.held, e.facts.heldErr = fileHeld(path)
-	e.set(keepHeld(e.facts, decision{verdict: e.Verdict, action: e.Action, reason: e.Reason}))
-	return e, true
-}
-
 // Sweep judges every file and removes the stale ones; with dryRun it only
 // reports. It logs a bounded number of per-file lines and a summary (see
 // Summary). The error joins the per-file *FileErrors; the entries are
@@ -95,7 +42,7 @@ func (s *Store) Sweep(ctx context.Context, dryRun bool) ([]Entry, error) {
 // Sweep holds every entry until the end: the sweep for a caller that
 // counts or streams its report rather than prints it sorted.
 func (s *Store) SweepEach(ctx context.Context, dryRun bool, each func([]Entry)) (Summary, error) {
-	return s.sweep(ctx, dryRun, false, nil, func(js []judged) { each(entries(js)) })
+	return s.sweep(ctx, dryRun, allFiles, nil, func(js []judged) { each(entries(js)) })
 }
 
 // Summary counts what a sweep did.
@@ -135,11 +82,34 @@ const MaxSweepLines = 100
 // and scoped locks are released in the same pass, as Release would (see
 // released), where a Release first and a sweep after read the home and
 // listed the lock dir twice on every restart.
+//
+// The leftovers of the home and of the sweep's bin are not judged here
+// (those of the lock dir are, being listed with its locks): no gateway
+// reads them, and listing the home was a third of a restart's sweep
+// here, more in a home full of the agent's own files. SweepLeftovers
+// sweeps them once the gateway has started.
 func (s *Store) SweepBeforeStart(ctx context.Context, released ...procstate.Identity) (Summary, error) {
-	return s.sweep(ctx, false, true, released, nil)
+	return s.sweep(ctx, false, startFiles, released, nil)
 }
 
-func (s *Store) sweep(ctx context.Context, dryRun, beforeStart bool, rel released, each func([]judged)) (Summary, error) {
+// SweepLeftovers sweeps what SweepBeforeStart leaves: the leftovers of
+// interrupted writes in the home, and of interrupted sweeps in the sweep's
+// bin, each once it is older than LeftoverAge and nobody holds it locked.
+// It logs its summary at debug level when there was nothing to judge.
+func (s *Store) SweepLeftovers(ctx context.Context) (Summary, error) {
+	return s.sweep(ctx, false, leftoverFiles, nil, nil)
+}
+
+// part is which of the files a sweep judges.
+type part uint8
+
+const (
+	allFiles      part = iota // Sweep and Scan
+	startFiles                // SweepBeforeStart: all but the home's and bin's leftovers
+	leftoverFiles             // SweepLeftovers: those alone
+)
+
+func (s *Store) sweep(ctx context.Context, dryRun bool, p part, rel released, each func([]judged)) (Summary, error) {
 	began := s.now()
 	// Opened before judging, so that what is judged and what is acted on
 	// are in the same directories; each action also checks that its file
@@ -168,7 +138,7 @@ func (s *Store) sweep(ctx context.Context, dryRun, beforeStart bool, rel release
 		}
 		if !dryRun {
 			// Each file's rename, re-check and unlink touch that file alone.
-			cr.actingLobby().parallel(w, len(js), func(i int) { s.act(ctx, dirs, ld, bin, &js[i], beforeStart) })
+			cr.actingLobby().parallel(w, len(js), func(i int) { s.act(ctx, dirs, ld, bin, &js[i], p == startFiles) })
 		}
 		for i := range js {
 			e := &js[i]
@@ -200,7 +170,7 @@ func (s *Store) sweep(ctx context.Context, dryRun, beforeStart bool, rel release
 			each(js)
 		}
 	}
-	runs, err := s.judgeEach(ctx, !dryRun, ld, bin, rel, cr, handle)
+	runs, err := s.judgeEach(ctx, !dryRun, ld, bin, rel, cr, p, handle)
 	sum.Took, sum.Running = s.now().Sub(began), runs
 	fields := []zapcore.Field{logfield.Int("files", sum.Files), logfield.Duration("took", sum.Took), logfield.Bool("dry_run", dryRun)}
 	for _, a := range []Action{ActionSwept, ActionSweep, ActionQuarantined, ActionQuarantine, ActionMarkStopped, ActionKeep, ActionOK, ActionError} {

@@ -198,6 +198,13 @@ func (s *Supervisor) settle() {
 		tm.mark("settle", time.Now())
 		tm.done(s.log, u.forked.Sub(s.lastExit.seen))
 	}
+	// The leftovers no gateway reads wait until one has started (see
+	// lockstore.Store.SweepBeforeStart).
+	s.whileBusy("sweeping the home's leftovers", func() {
+		if _, err := s.store.SweepLeftovers(ctx); err != nil {
+			s.log.Warn("some leftovers could not be swept", zap.Error(err))
+		}
+	})
 }
 
 // foreignOwner says which live gateway holds the home, given what the

@@ -239,6 +239,54 @@ func TestSIGKILLTwentyTimes(t *testing.T) {
 	exitedInOrder(t, h.logs.All())
 }
 
+// TestLeftoversSweptOnceStarted: a leftover of an interrupted write in the
+// home, which no gateway reads, is swept once the gateway has started, at
+// the first start and after a restart, never on the start's path.
+func TestLeftoversSweptOnceStarted(t *testing.T) {
+	h := newHome(t)
+	old := time.Now().Add(-2 * lockstore.LeftoverAge)
+	leave := func(name string) string {
+		p := filepath.Join(h.layout.Home, name)
+		if err := os.WriteFile(p, []byte("{"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	first := leave(".gateway_state_first.tmp")
+	h.run(func(c *Config) { c.Policy = testPolicy() })
+	prev := h.waitReady()
+	second := leave(".gateway_state_second.tmp")
+	h.clock.advance(2 * DefaultPolicy().ResetAfter)
+	if err := killHard(prev.Child.PID); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("the next ready gateway", func(s *Status) bool {
+		return s.State == Running && s.Child != nil && s.Child.Ready && s.Child.PID != prev.Child.PID
+	})
+	starts := 0
+	swept := map[string]int{} // each leftover's line: after how many starts
+	for _, e := range h.logs.All() {
+		f := e.ContextMap()
+		switch {
+		case e.Message == "state" && f["reason"] == "gateway started, waiting for it to be ready":
+			starts++
+		case e.Message == "sweep" && f["action"] == string(lockstore.ActionSwept):
+			swept[f["path"].(string)] = starts
+		}
+	}
+	for p, want := range map[string]int{first: 1, second: 2} {
+		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: kept (%v), want it swept", p, err)
+		}
+		if got, ok := swept[p]; !ok || got != want {
+			t.Errorf("%s: swept after start %d (logged: %v), want after start %d", p, got, ok, want)
+		}
+	}
+}
+
 // exitedInOrder checks that the line held back from the restart's path
 // (lineHold) still reads in its place: each gateway's "gateway exited"
 // comes after it started and before the release of its files and the
