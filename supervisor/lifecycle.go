@@ -199,8 +199,10 @@ func (s *Supervisor) settle() {
 		tm.done(s.log, u.forked.Sub(s.lastExit.seen))
 	}
 	// The leftovers no gateway reads wait until one has started (see
-	// lockstore.Store.SweepBeforeStart).
+	// lockstore.Store.SweepBeforeStart). The Hold reuses the directories
+	// the restart kept open, where the sweep alone walked both paths.
 	s.whileBusy("sweeping the home's leftovers", func() {
+		defer s.store.Hold()()
 		if _, err := s.store.SweepLeftovers(ctx); err != nil {
 			s.log.Warn("some leftovers could not be swept", zap.Error(err))
 		}
