@@ -69,20 +69,26 @@ func (s *Supervisor) found(f ownedFound) {
 	s.owned.run, s.owned.entries, s.owned.at = f.run, f.entries, f.at
 }
 
-// statusNow is the answer to a status request from the loop.
+// statusNow is the answer to a status request from the loop; a list of
+// the gateway's locks that is missing or old is looked up again for the
+// next one.
 func (s *Supervisor) statusNow() *Status {
+	st := s.known()
+	if s.child != nil && (s.owned.run != s.run || time.Since(s.owned.at) > ownedMaxAge) {
+		s.lookUpOwned(s.gatewayID())
+	}
+	return st
+}
+
+// known is the status as the loop knows it, the gateway's locks as last
+// looked up.
+func (s *Supervisor) known() *Status {
 	s.settle()
 	st := s.snapshot()
-	if s.child == nil {
-		return st
-	}
-	if s.owned.run == s.run && !s.owned.at.IsZero() {
+	if s.child != nil && s.owned.run == s.run && !s.owned.at.IsZero() {
 		st.Locks = slices.Clone(s.owned.entries)
 		at := s.owned.at
 		st.LocksAt = &at
-	}
-	if s.owned.run != s.run || time.Since(s.owned.at) > ownedMaxAge {
-		s.lookUpOwned(s.gatewayID())
 	}
 	return st
 }
@@ -94,7 +100,11 @@ func (s *Supervisor) statusNow() *Status {
 // tenth of a millisecond, then costs no goroutine and no wake-up of
 // another thread.
 func (s *Supervisor) whileBusy(what string, f func()) {
-	st := s.statusNow()
+	// What is known, with no lookup of the gateway's locks: the leftover
+	// sweep of every start would list the lock dir again, and a lookup
+	// still running when the gateway is ready holds off the one its
+	// readiness asks for.
+	st := s.known()
 	st.Busy = what
 	since := time.Now()
 	st.BusySince = &since

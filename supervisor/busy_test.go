@@ -112,3 +112,22 @@ func TestStatusNamesLocksFromMemory(t *testing.T) {
 		t.Errorf("locks of an ended run: %+v", st.Locks)
 	}
 }
+
+// A busy loop publishes what it knows and starts no lookup of the
+// gateway's locks, even where a status request would.
+func TestABusyLoopLooksNothingUp(t *testing.T) {
+	m := newMachine(t)
+	setup(m, "running")
+	if ev, ok := (<-m.s.events).(ownedFound); !ok { // markReady's lookup
+		t.Fatalf("after ready: event %T, want ownedFound", ev)
+	}
+	m.s.owned = ownedLocks{} // no list: a status would look one up
+	m.s.whileBusy("sweeping the home's leftovers", func() {})
+	if m.s.owned.looking {
+		t.Fatal("a busy loop started a lookup of the gateway's locks")
+	}
+	m.s.statusNow()
+	if !m.s.owned.looking {
+		t.Fatal("a status request with no list of locks started no lookup")
+	}
+}
