@@ -153,7 +153,7 @@ func entries(js []judged) []Entry {
 func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 	var out []judged
 	home := -1
-	_, err := s.judgeEach(ctx, false, nil, nil, nil, nil, allFiles, func(js []judged, _ int) {
+	_, err := s.judgeEach(ctx, false, nil, nil, nil, nil, true, func(js []judged, _ int) {
 		out = append(out, js...)
 		if home < 0 {
 			home = len(out)
@@ -167,7 +167,8 @@ func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 // time: what a sweep holds is bounded by it, not by the lock dir.
 const judgeBatch = 2048
 
-// judgeEach judges the files of p, the home's first, then the lock dir's in
+// judgeEach judges every file (without leftovers, all but the home's and
+// the bin's leftovers), the home's first, then the lock dir's in
 // batches of judgeBatch as they are listed, and hands each batch to f,
 // which must not keep the slice once it returns (the lock dir's batches
 // are reused; see batches). The error joins every file's. With acting,
@@ -184,7 +185,7 @@ const judgeBatch = 2048
 // turns on the lock dir's own lock; the two share the store's workers
 // while both run (aheadOf). The bin's own leftovers come last, in a batch
 // of their own.
-func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin *sweepBin, rel released, cr *crews, p part, f func(js []judged, w int)) (*Entry, error) {
+func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin *sweepBin, rel released, cr *crews, leftovers bool, f func(js []judged, w int)) (*Entry, error) {
 	var errs []error
 	w := s.workers()
 	handle := func(js []judged, w int) {
@@ -195,15 +196,7 @@ func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin 
 		}
 		f(js, w)
 	}
-	if p == leftoverFiles {
-		left, err := s.homeLeftovers()
-		if len(left) > 0 {
-			handle(left, w)
-		}
-		errs = append(errs, err, s.binLeftovers(bin, w, handle))
-		return nil, errors.Join(errs...)
-	}
-	home, runs, err := s.judgeHomeFiles(ctx, rel, p == allFiles)
+	home, runs, err := s.judgeHomeFiles(ctx, rel, leftovers)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -242,7 +235,7 @@ func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin 
 	if err != nil {
 		errs = append(errs, err)
 	}
-	if p == allFiles {
+	if leftovers {
 		errs = append(errs, s.binLeftovers(bin, w, handle))
 	}
 	return runs, errors.Join(errs...)

@@ -42,7 +42,7 @@ func (s *Store) Sweep(ctx context.Context, dryRun bool) ([]Entry, error) {
 // Sweep holds every entry until the end: the sweep for a caller that
 // counts or streams its report rather than prints it sorted.
 func (s *Store) SweepEach(ctx context.Context, dryRun bool, each func([]Entry)) (Summary, error) {
-	return s.sweep(ctx, dryRun, allFiles, nil, func(js []judged) { each(entries(js)) })
+	return s.sweep(ctx, dryRun, anySweep, nil, func(js []judged) { each(entries(js)) })
 }
 
 // Summary counts what a sweep did.
@@ -82,34 +82,31 @@ const MaxSweepLines = 100
 // and scoped locks are released in the same pass, as Release would (see
 // released), where a Release first and a sweep after read the home and
 // listed the lock dir twice on every restart.
-//
-// The leftovers of the home and of the sweep's bin are not judged here
-// (those of the lock dir are, being listed with its locks): no gateway
-// reads them, and listing the home was a third of a restart's sweep
-// here, more in a home full of the agent's own files. SweepLeftovers
-// sweeps them once the gateway has started.
 func (s *Store) SweepBeforeStart(ctx context.Context, released ...procstate.Identity) (Summary, error) {
-	return s.sweep(ctx, false, startFiles, released, nil)
+	return s.sweep(ctx, false, startSweep, released, nil)
 }
 
-// SweepLeftovers sweeps what SweepBeforeStart leaves: the leftovers of
-// interrupted writes in the home, and of interrupted sweeps in the sweep's
-// bin, each once it is older than LeftoverAge and nobody holds it locked.
-// It logs its summary at debug level when there was nothing to judge.
-func (s *Store) SweepLeftovers(ctx context.Context) (Summary, error) {
-	return s.sweep(ctx, false, leftoverFiles, nil, nil)
+// SweepBeforeRestart is SweepBeforeStart for a gateway restarted at once,
+// on the restart's path: it leaves the leftovers of the home and of the
+// sweep's bin (those of the lock dir come with its listing and are judged)
+// to the next SweepBeforeStart. No gateway reads them, and listing the
+// home was a third of a restart's sweep here, more in a home full of the
+// agent's own files. They are not swept once the new gateway runs: its
+// own writes' temps would then be judged by their times alone.
+func (s *Store) SweepBeforeRestart(ctx context.Context, released ...procstate.Identity) (Summary, error) {
+	return s.sweep(ctx, false, restartSweep, released, nil)
 }
 
-// part is which of the files a sweep judges.
-type part uint8
+// sweepKind is what a sweep is for.
+type sweepKind uint8
 
 const (
-	allFiles      part = iota // Sweep and Scan
-	startFiles                // SweepBeforeStart: all but the home's and bin's leftovers
-	leftoverFiles             // SweepLeftovers: those alone
+	anySweep     sweepKind = iota // Sweep and Scan: every file, as it stands
+	startSweep                    // SweepBeforeStart: every file, for a gateway about to start
+	restartSweep                  // SweepBeforeRestart: the same but the home's and the bin's leftovers
 )
 
-func (s *Store) sweep(ctx context.Context, dryRun bool, p part, rel released, each func([]judged)) (Summary, error) {
+func (s *Store) sweep(ctx context.Context, dryRun bool, k sweepKind, rel released, each func([]judged)) (Summary, error) {
 	began := s.now()
 	// Opened before judging, so that what is judged and what is acted on
 	// are in the same directories; each action also checks that its file
@@ -138,7 +135,7 @@ func (s *Store) sweep(ctx context.Context, dryRun bool, p part, rel released, ea
 		}
 		if !dryRun {
 			// Each file's rename, re-check and unlink touch that file alone.
-			cr.actingLobby().parallel(w, len(js), func(i int) { s.act(ctx, dirs, ld, bin, &js[i], p == startFiles) })
+			cr.actingLobby().parallel(w, len(js), func(i int) { s.act(ctx, dirs, ld, bin, &js[i], k != anySweep) })
 		}
 		for i := range js {
 			e := &js[i]
@@ -170,7 +167,7 @@ func (s *Store) sweep(ctx context.Context, dryRun bool, p part, rel released, ea
 			each(js)
 		}
 	}
-	runs, err := s.judgeEach(ctx, !dryRun, ld, bin, rel, cr, p, handle)
+	runs, err := s.judgeEach(ctx, !dryRun, ld, bin, rel, cr, k != restartSweep, handle)
 	sum.Took, sum.Running = s.now().Sub(began), runs
 	fields := []zapcore.Field{logfield.Int("files", sum.Files), logfield.Duration("took", sum.Took), logfield.Bool("dry_run", dryRun)}
 	for _, a := range []Action{ActionSwept, ActionSweep, ActionQuarantined, ActionQuarantine, ActionMarkStopped, ActionKeep, ActionOK, ActionError} {

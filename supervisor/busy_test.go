@@ -118,8 +118,13 @@ func TestStatusNamesLocksFromMemory(t *testing.T) {
 func TestABusyLoopLooksNothingUp(t *testing.T) {
 	m := newMachine(t)
 	setup(m, "running")
-	if ev, ok := (<-m.s.events).(ownedFound); !ok { // markReady's lookup
-		t.Fatalf("after ready: event %T, want ownedFound", ev)
+	select {
+	case ev := <-m.s.events: // markReady's lookup
+		if _, ok := ev.(ownedFound); !ok {
+			t.Fatalf("after ready: event %T, want ownedFound", ev)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("markReady looked up no locks")
 	}
 	m.s.owned = ownedLocks{} // no list: a status would look one up
 	m.s.whileBusy("sweeping the home's leftovers", func() {})

@@ -50,7 +50,8 @@ func (s *Supervisor) start(ctx context.Context) {
 	s.stopTimer(&s.timers.backoff)
 	s.nextStart = nil
 	// afterExit has just probed them when the policy restarts at once.
-	if probed := s.dirsProbed; !probed {
+	atOnce := s.dirsProbed
+	if !atOnce {
 		if err := s.probeDirs(); err != nil {
 			s.startupFailed(err)
 			return
@@ -64,7 +65,13 @@ func (s *Supervisor) start(ctx context.Context) {
 	tm.mark("decide", time.Now())
 	var runs *lockstore.Entry
 	s.whileBusy("sweeping the home and lock dir before a start", func() {
-		sum, err := s.store.SweepBeforeStart(ctx, s.toRelease...)
+		// A restart at once, on the restart's path, leaves the leftovers
+		// no gateway reads for a start with time to spare.
+		sweep := s.store.SweepBeforeStart
+		if atOnce {
+			sweep = s.store.SweepBeforeRestart
+		}
+		sum, err := sweep(ctx, s.toRelease...)
 		s.toRelease = nil
 		if err != nil {
 			s.log.Warn("some files could not be judged; starting anyway", zap.Error(err))
@@ -198,15 +205,6 @@ func (s *Supervisor) settle() {
 		tm.mark("settle", time.Now())
 		tm.done(s.log, u.forked.Sub(s.lastExit.seen))
 	}
-	// The leftovers no gateway reads wait until one has started (see
-	// lockstore.Store.SweepBeforeStart). The Hold reuses the directories
-	// the restart kept open, where the sweep alone walked both paths.
-	s.whileBusy("sweeping the home's leftovers", func() {
-		defer s.store.Hold()()
-		if _, err := s.store.SweepLeftovers(ctx); err != nil {
-			s.log.Warn("some leftovers could not be swept", zap.Error(err))
-		}
-	})
 }
 
 // foreignOwner says which live gateway holds the home, given what the

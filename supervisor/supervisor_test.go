@@ -239,17 +239,18 @@ func TestSIGKILLTwentyTimes(t *testing.T) {
 	exitedInOrder(t, h.logs.All())
 }
 
-// TestLeftoversSweptOnceStarted: a leftover of an interrupted write in the
-// home, which no gateway reads, is swept once the gateway has started, at
-// the first start and after a restart, never on the start's path.
-func TestLeftoversSweptOnceStarted(t *testing.T) {
+// TestLeftoversWaitForAStartWithTimeToSpare: a leftover of an interrupted
+// write in the home, which no gateway reads, is swept before a start, but
+// not on the path of a restart at once: it waits for the next start that
+// is not, here one after a backoff.
+func TestLeftoversWaitForAStartWithTimeToSpare(t *testing.T) {
 	h := newHome(t)
-	old := time.Now().Add(-2 * lockstore.LeftoverAge)
 	leave := func(name string) string {
 		p := filepath.Join(h.layout.Home, name)
 		if err := os.WriteFile(p, []byte("{"), 0o600); err != nil {
 			t.Fatal(err)
 		}
+		old := h.clock.Now().Add(-2 * lockstore.LeftoverAge)
 		if err := os.Chtimes(p, old, old); err != nil {
 			t.Fatal(err)
 		}
@@ -258,26 +259,42 @@ func TestLeftoversSweptOnceStarted(t *testing.T) {
 	first := leave(".gateway_state_first.tmp")
 	h.run(func(c *Config) { c.Policy = testPolicy() })
 	prev := h.waitReady()
-	second := leave(".gateway_state_second.tmp")
-	h.clock.advance(2 * DefaultPolicy().ResetAfter)
-	if err := killHard(prev.Child.PID); err != nil {
-		t.Fatal(err)
+	later := leave(".gateway_state_later.tmp")
+	next := func(what string) {
+		if err := killHard(prev.Child.PID); err != nil {
+			t.Fatal(err)
+		}
+		pid := prev.Child.PID
+		prev = h.waitFor(what, func(s *Status) bool {
+			return s.State == Running && s.Child != nil && s.Child.Ready && s.Child.PID != pid
+		})
 	}
-	h.waitFor("the next ready gateway", func(s *Status) bool {
-		return s.State == Running && s.Child != nil && s.Child.Ready && s.Child.PID != prev.Child.PID
-	})
+	// After a healthy run: the first failure of a streak restarts at once.
+	h.clock.advance(2 * DefaultPolicy().ResetAfter)
+	next("the gateway restarted at once")
+	if _, err := os.Lstat(later); err != nil {
+		t.Fatalf("%s: %v; a restart at once swept it", later, err)
+	}
+	// The second failure of the streak waits InitialBackoff.
+	next("the gateway started after a backoff")
 	starts := 0
 	swept := map[string]int{} // each leftover's line: after how many starts
+	backoff := 0              // the start after which the backoff came
 	for _, e := range h.logs.All() {
 		f := e.ContextMap()
 		switch {
 		case e.Message == "state" && f["reason"] == "gateway started, waiting for it to be ready":
 			starts++
+		case e.Message == "state" && f["to"] == string(Backoff):
+			backoff = starts
 		case e.Message == "sweep" && f["action"] == string(lockstore.ActionSwept):
 			swept[f["path"].(string)] = starts
 		}
 	}
-	for p, want := range map[string]int{first: 1, second: 2} {
+	if backoff != 2 {
+		t.Fatalf("backoff after start %d, want after start 2", backoff)
+	}
+	for p, want := range map[string]int{first: 0, later: 2} {
 		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s: kept (%v), want it swept", p, err)
 		}
