@@ -80,16 +80,14 @@ func (b *sweepBin) aside(ld *safefs.Dir, name string) (*safefs.Dir, string) {
 // binLeftovers judges the files a killed sweep left in the bin b, by age as
 // the lock dir's .stale files are: one younger than LeftoverAge may be
 // another sweep's, between its rename and its unlink. Only names of the
-// bin's shape count; anything else there is left alone. Those it finds go
-// to f in a batch of their own (as judgeEach's batches do); being old,
-// none is a file of the sweep that judges them.
-func (s *Store) binLeftovers(b *sweepBin, w int, f func(js []judged, w int)) error {
+// bin's shape count; anything else there is left alone.
+func (s *Store) binLeftovers(b *sweepBin) ([]judged, error) {
 	if b == nil {
-		return nil
+		return nil, nil
 	}
 	names, err := b.dir.Names()
 	if err != nil {
-		return &FileError{Path: s.layout.SweepBin(), Op: "list", Err: err, Hint: hintFor(err)}
+		return nil, &FileError{Path: s.layout.SweepBin(), Op: "list", Err: err, Hint: hintFor(err)}
 	}
 	var out []judged
 	for _, n := range names {
@@ -101,10 +99,7 @@ func (s *Store) binLeftovers(b *sweepBin, w int, f func(js []judged, w int)) err
 			out = append(out, e)
 		}
 	}
-	if len(out) > 0 {
-		f(out, w)
-	}
-	return nil
+	return out, nil
 }
 
 // removeHeld removes the leftover e, name in d, if it is still the file

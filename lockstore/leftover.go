@@ -120,24 +120,20 @@ func isTokenLock(n string) bool {
 // the leftovers a sweep may delete.
 func isLockDirLeftover(n string) bool { return lockDirLeftover().MatchString(n) }
 
-// homeLeftovers judges the home's leftovers: only names Hermes or we
-// write, since the home also holds the user's and the agent's own files,
-// which may end in .stale or .tmp too. A home that does not exist has
-// none. The error is the listing's; each entry carries its own.
-func (s *Store) homeLeftovers() ([]judged, error) {
-	des, err := os.ReadDir(s.layout.Home)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+func (s *Store) leftovers(dir string, match func(string) bool) ([]judged, error) {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
 	}
 	var out []judged
 	for _, d := range des {
-		if d.Type().IsRegular() && isHomeLeftover(d.Name()) {
-			if e, ok := s.judgeLeftover(filepath.Join(s.layout.Home, d.Name())); ok {
+		if d.Type().IsRegular() && match(d.Name()) {
+			if e, ok := s.judgeLeftover(filepath.Join(dir, d.Name())); ok {
 				out = append(out, e)
 			}
 		}
 	}
-	return out, err
+	return out, nil
 }
 
 // judgeLeftover: half-done renames and temp files are garbage once they are

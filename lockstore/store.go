@@ -3,6 +3,7 @@ package lockstore
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -188,14 +189,6 @@ const judgeBatch = 2048
 func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin *sweepBin, rel released, cr *crews, leftovers bool, f func(js []judged, w int)) (*Entry, error) {
 	var errs []error
 	w := s.workers()
-	handle := func(js []judged, w int) {
-		for _, e := range js {
-			if e.Err != nil {
-				errs = append(errs, e.Err)
-			}
-		}
-		f(js, w)
-	}
 	home, runs, err := s.judgeHomeFiles(ctx, rel, leftovers)
 	if err != nil {
 		errs = append(errs, err)
@@ -216,6 +209,14 @@ func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin 
 			}
 		}
 	}
+	handle := func(js []judged, w int) {
+		for _, e := range js {
+			if e.Err != nil {
+				errs = append(errs, e.Err)
+			}
+		}
+		f(js, w)
+	}
 	var spare batches
 	judge := func(names []string, w int) []judged {
 		return s.judgeLockFiles(ctx, w, spare.get(len(names)), names, acting, ld, rel, cr.judgingLobby())
@@ -235,8 +236,14 @@ func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin 
 	if err != nil {
 		errs = append(errs, err)
 	}
-	if leftovers {
-		errs = append(errs, s.binLeftovers(bin, w, handle))
+	if !leftovers {
+		return runs, errors.Join(errs...)
+	}
+	// Old by the time they are judged, so no file of this sweep.
+	if left, err := s.binLeftovers(bin); err != nil {
+		errs = append(errs, err)
+	} else if len(left) > 0 {
+		handle(left, w)
 	}
 	return runs, errors.Join(errs...)
 }
@@ -248,9 +255,9 @@ func stillThere(e judged) bool {
 }
 
 // judgeHomeFiles judges gateway.lock, gateway.pid, the state file, the
-// markers and, with leftovers, the home's leftovers. runs is the gateway that runs in the
-// home as Running finds it, nil for none. A gateway.pid of rel is
-// released, and the rest judged as if it were gone already.
+// markers and, with leftovers, the home's leftovers. runs is the gateway
+// that runs in the home as Running finds it, nil for none. A gateway.pid
+// of rel is released, and the rest judged as if it were gone already.
 func (s *Store) judgeHomeFiles(ctx context.Context, rel released, leftovers bool) (_ []judged, runs *Entry, _ error) {
 	l := s.layout
 	var errs []error
@@ -269,9 +276,13 @@ func (s *Store) judgeHomeFiles(ctx context.Context, rel released, leftovers bool
 	}
 	var homeLeft []judged
 	if leftovers {
+		// Only names Hermes or we write: the home also holds the user's
+		// and the agent's own files, which may end in .stale or .tmp too.
 		var err error
-		homeLeft, err = s.homeLeftovers()
-		errs = append(errs, err)
+		homeLeft, err = s.leftovers(l.Home, isHomeLeftover)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
 	}
 	r := s.rules(ctx, &h.lock.facts, &h.pid.facts, &state.facts)
 	st := readable(state, stateFound)
