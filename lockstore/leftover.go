@@ -19,6 +19,16 @@ import (
 // after a minute is stuck, not working. Deleting a live writer's temp makes
 // its rename fail and its update vanish; keeping a dead one a minute longer
 // costs nothing, so the wait is generous rather than tight.
+//
+// Age is read from the modification time, which a rename keeps, so a lock
+// Hermes renamed to <name>.stale a moment ago counts as old at once. That
+// is safe: acquire_scoped_lock renames only a lock it judged stale, and
+// unlinks the tombstone right after, ignoring an error, so a sweep that
+// removes it first does Hermes' own work. No writer renames anything to a
+// temp's name: temps are made fresh, and a bin file's sweep holds it
+// locked until it is gone. The change time would also count renames, but
+// nobody can set it into the past, which every test of an old leftover
+// would need.
 const LeftoverAge = time.Minute
 
 // tempSuffix matches the random part of a temp name: os.CreateTemp's
