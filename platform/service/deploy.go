@@ -90,6 +90,9 @@ var reservedProfiles = []string{"hermes", "test", "tmp", "root", "sudo"}
 // -HermesHome, the hermes it finds) are refused there when they hold a
 // control character, as install refuses them.
 func powershellInstall(c Config, win WindowsHome) ([]byte, error) {
+	if err := c.checkCommandLine(); err != nil {
+		return nil, err
+	}
 	var b strings.Builder
 	args := scmArgs(c, "")
 	sddl := strings.Replace(serviceSDDL("SID"), "SID)", "$sid)", 1)
@@ -127,10 +130,19 @@ param(
 )
 $ErrorActionPreference = 'Stop'
 # Nothing written into the service's definition may hold a control
-# character or a line separator (docs/security.md).
-$unsafe = '[\p{Cc}\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]'
+# character, a line separator, a bidirectional mark or a noncharacter
+# (docs/security.md); .NET matches UTF-16, so a noncharacter past U+FFFF is
+# the surrogate pair of its plane's last 1024 code points ending DFFE or
+# DFFF.
+$unsafe = '[\p{Cc}\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\ufdd0-\ufdef\ufffe\uffff]|[\ud83f\ud87f\ud8bf\ud8ff\ud93f\ud97f\ud9bf\ud9ff\uda3f\uda7f\udabf\udaff\udb3f\udb7f\udbbf\udbff][\udffe\udfff]'
 function Assert-Safe([string]$what, [string]$value) {
-    if ($value -match $unsafe) { throw "$what holds a control character or line separator: fix it, nothing was changed" }
+    if ($value -match $unsafe) { throw "$what holds a control character, line separator, bidirectional mark or noncharacter: fix it, nothing was changed" }
+}
+# The service manager expands %%NAME%% in a service's command line, and
+# nothing there escapes a %%: a value on it may hold none.
+function Assert-CommandLine([string]$what, [string]$value) {
+    Assert-Safe $what $value
+    if ($value.Contains('%%')) { throw "$what holds a %%, which the service manager would expand as %%NAME%% on the service's command line: use a path without one, nothing was changed" }
 }
 if ($HermesHome -and $HermesProfile) {
     throw "pass -HermesHome or -HermesProfile, not both: -HermesProfile selects <root>\profiles\<name> of Hermes' default home; nothing was changed"
@@ -177,8 +189,8 @@ if ($HermesProfile) {
         $HermesHome = $root
     }
 }
-Assert-Safe '-Exe' $Exe
-Assert-Safe '-HermesHome' $HermesHome
+Assert-CommandLine '-Exe' $Exe
+Assert-CommandLine '-HermesHome' $HermesHome
 # One service per home: a named profile's has a name of its own (as
 # Hermes' task %[2]s_<profile>), so that it never replaces another
 # profile's; its gateway runs as hermes -p <profile>, as Hermes' own
@@ -246,7 +258,7 @@ if (-not $held -or ($held.Matches[0].Groups[1].Value -split ',' | ForEach-Object
 }
 Remove-Item -Path $rights -ErrorAction SilentlyContinue
 $hermes = (Get-Command hermes -CommandType Application -ErrorAction Stop).Source
-Assert-Safe 'the hermes found on PATH' $hermes
+Assert-CommandLine 'the hermes found on PATH' $hermes
 Assert-Safe 'PATH' $env:PATH
 # The installing user may also use the control pipe (status, stop, restart).
 $argv = @('--home', $HermesHome) + @(%[3]s) + @('--control-user', $sid, '--', $hermes) + $gatewayProfile + @('gateway', 'run')

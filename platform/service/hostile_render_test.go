@@ -83,8 +83,9 @@ func unitDirectives(data []byte) (map[string][]string, error) {
 // unitWordsStrict splits a value into words as systemd's
 // extract_first_word does with EXTRACT_UNQUOTE|EXTRACT_CUNESCAPE (the
 // flags of ExecStart= and Environment=), then resolves specifiers (only
-// %% is ever meant) and, in a command line, variables (only $$). A bare ;
-// word (systemd's command separator) is an error.
+// %% is ever meant) and, in a command line's arguments, variables (only
+// $$): the program's path is executed as it reads. A bare ; word
+// (systemd's command separator) is an error.
 func unitWordsStrict(s string, exec bool) ([]string, error) {
 	var words []string
 	i := 0
@@ -125,7 +126,7 @@ func unitWordsStrict(s string, exec bool) ([]string, error) {
 		}
 	word:
 		out, err := expand(w.String(), '%')
-		if err == nil && exec {
+		if err == nil && exec && len(words) > 0 {
 			out, err = expand(out, '$')
 		}
 		if err != nil {
@@ -154,6 +155,9 @@ func cunescape(s string) (string, int, error) {
 	}
 	if s[0] == 'x' {
 		return string([]byte{byte(v)}), 1 + hex, nil
+	}
+	if r := rune(v); !utf8.ValidRune(r) || noncharacter(r) {
+		return "", 0, fmt.Errorf("escape \\%s is no character systemd takes (unichar_is_valid)", s[:1+hex])
 	}
 	return string(rune(v)), 1 + hex, nil
 }
@@ -190,8 +194,16 @@ var hostileWords = []string{
 	"/h/" + strings.Repeat("long/", 800),
 }
 
-// hostileRunes are characters no definition may hold.
-var hostileRunes = []string{"\n", "\r", "\x00", "\t", "\x1b", "\x7f", "\u0085", "\u2028", "\u2029", "\u202e", "\u2066", "\xff"}
+// hostileRunes are characters no definition may hold: controls, line
+// breaks, bidirectional marks, bytes that are not UTF-8, and
+// noncharacters, which systemd refuses raw and escaped alike (an
+// Environment= line holding one is dropped) and which XML cannot carry.
+var hostileRunes = []string{"\n", "\r", "\x00", "\t", "\x1b", "\x7f", "\u0085", "\u2028", "\u2029", "\u202e", "\u2066", "\xff",
+	"\ufdd0", "\ufdef", "\ufffe", "\uffff", "\U0001fffe", "\U0010ffff"}
+
+// noncharacter reports the 66 code points Unicode keeps out of
+// interchange, which systemd's unichar_is_valid refuses.
+func noncharacter(r rune) bool { return r >= 0xfdd0 && r <= 0xfdef || r&0xfffe == 0xfffe }
 
 func hostileConfig(system bool) Config {
 	c := ann(system)
@@ -385,11 +397,18 @@ func TestRenderHostileValues(t *testing.T) {
 				set(&c)
 				name := fmt.Sprintf("%s=%.30q/system=%v", field, v, system)
 				unit, err := Systemd{}.Unit(c)
-				if err != nil {
+				switch {
+				case field == "binary" && strings.ContainsAny(v, `"'\`):
+					// systemd's string_is_safe refuses the program path.
+					if !errors.Is(err, ErrUnsafeValue) {
+						t.Errorf("%s: Unit took a program path systemd refuses: %v", name, err)
+					}
+				case err != nil:
 					t.Errorf("%s: Unit refused a value a unit can hold: %v", name, err)
 					continue
+				default:
+					t.Run(name+"/unit", func(t *testing.T) { checkUnit(t, c, unit) })
 				}
-				t.Run(name+"/unit", func(t *testing.T) { checkUnit(t, c, unit) })
 				data, err := Launchd{}.Plist(c)
 				if err != nil {
 					t.Errorf("%s: Plist refused a value a plist can hold: %v", name, err)
@@ -399,7 +418,10 @@ func TestRenderHostileValues(t *testing.T) {
 			}
 		}
 		c := hostileConfig(true)
-		c.Home, c.LockDir, c.Command = v, v, []string{`C:\hermes\hermes.exe`, v, "'" + v + "'", "-" + v, "+x", "@y", "!z"}
+		// Without %: the Windows service manager expands %NAME% on the
+		// command line (TestWindowsRefusesPercent).
+		w := strings.ReplaceAll(v, "%", "")
+		c.Home, c.LockDir, c.Command = w, w, []string{`C:\hermes\hermes.exe`, w, "'" + w + "'", "-" + w, "+x", "@y", "!z"}
 		script, err := powershellInstall(c, hermesWindowsHome)
 		if err != nil {
 			t.Errorf("%.30q: the PowerShell script refused a value it can hold: %v", v, err)
@@ -532,6 +554,17 @@ func TestSystemdAnalyzeHostile(t *testing.T) {
 		c := hostileConfig(true)
 		c.Exe, c.User, c.Home, c.LockDir = exe, "", v, v
 		dir := testdir.New(t)
+		if len(v) < 200 && !strings.ContainsAny(v, `"'\`) {
+			// The binary at the hostile path too: verify checks that the
+			// program ExecStart names exists and is executable.
+			c.Exe = filepath.Join(dir, v, "hermes-supervisor")
+			if err := os.MkdirAll(filepath.Dir(c.Exe), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(exe, c.Exe); err != nil {
+				t.Fatal(err)
+			}
+		}
 		path := filepath.Join(dir, fmt.Sprintf("hostile%d.service", i))
 		if err := os.WriteFile(path, mustUnit(t, c), 0o644); err != nil {
 			t.Fatal(err)
@@ -552,7 +585,8 @@ func jsonEqual(a, b []byte) bool {
 
 // TestSystemdQuoteKeepsOneLine is the renderer's own defence, should a
 // control character ever get past checkValues: a quoted word is one line
-// that systemd reads back as the very word, or refuses.
+// that systemd reads back as the very word, or refuses (NUL and the
+// noncharacters, which no unit can carry).
 func TestSystemdQuoteKeepsOneLine(t *testing.T) {
 	for _, bad := range hostileRunes {
 		in := "/home/ann/h" + bad + "ExecStartPre=+/home/ann/pwn.sh"
@@ -566,9 +600,39 @@ func TestSystemdQuoteKeepsOneLine(t *testing.T) {
 			if err == nil && !slices.Equal(words, []string{in}) {
 				t.Errorf("systemdQuote(%q) = %q reads back as %q", in, q, words)
 			}
-			if err != nil && bad != "\x00" {
+			if r, _ := utf8.DecodeRuneInString(bad); err != nil && bad != "\x00" && !noncharacter(r) {
 				t.Errorf("systemdQuote(%q) = %q does not read back: %v", in, q, err)
 			}
 		}
+	}
+}
+
+// TestWindowsRefusesPercent gives each value of the Windows service's
+// command line a %NAME%: the service manager would start the supervisor
+// with the variable's value in its place (seen under Wine: a home
+// C:\h %WINDIR% x became C:\h C:\windows x), and nothing escapes a % in
+// that line, so both the install and the packaged script refuse it in one
+// line naming the value's source.
+func TestWindowsRefusesPercent(t *testing.T) {
+	const src = "config file C:\\Users\\ann\\.hermes\\hermes-supervisor.json"
+	for field, set := range map[string]func(*Config){
+		"binary":   func(c *Config) { c.Exe = `C:\%WINDIR%\hermes-supervisor.exe` },
+		"home":     func(c *Config) { c.Home = `C:\hermes %WINDIR% x` },
+		"lock dir": func(c *Config) { c.LockDir = `C:\locks\100%` },
+		"command":  func(c *Config) { c.Command = []string{`C:\hermes\hermes.exe`, "%TEMP%"} },
+	} {
+		c := hostileConfig(true)
+		c.Origins = Origins{Exe: Origin{From: src}, Home: Origin{From: src}, LockDir: Origin{From: src}, Command: Origin{From: src}}
+		set(&c)
+		for what, err := range map[string]error{"checkCommandLine": c.checkCommandLine(), "the PowerShell script": func() error { _, err := powershellInstall(c, hermesWindowsHome); return err }()} {
+			if !errors.Is(err, ErrUnsafeValue) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), src) {
+				t.Errorf("%s with a %% in the %s: %v, want ErrUnsafeValue in one line naming %s", what, field, err, src)
+			}
+		}
+	}
+	c := hostileConfig(true)
+	c.Home, c.Path = `C:\Users\ann\hermes`, `C:\%SystemRoot%\bin`
+	if err := c.checkCommandLine(); err != nil {
+		t.Errorf("a %% in the PATH, which goes into the service's environment and is not expanded, was refused: %v", err)
 	}
 }

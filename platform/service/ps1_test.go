@@ -33,7 +33,7 @@ func TestPowershellScriptDefaults(t *testing.T) {
 	home := index("[Environment]::GetEnvironmentVariable('" + lockstore.WindowsHomeBase + "')")
 	index("Join-Path $base ('" + lockstore.WindowsHomeName + "' + $env:HERMES_DATA_DIR_SUFFIX)")
 	index(`if ("$env:HERMES_HOME".Trim())`)
-	if check := index("Assert-Safe '-HermesHome' $HermesHome"); home > check {
+	if check := index("Assert-CommandLine '-HermesHome' $HermesHome"); home > check {
 		t.Error("the home is checked for control characters before the default is chosen")
 	}
 	grant := index("secedit /configure")
@@ -83,7 +83,7 @@ func TestPowershellScriptProfile(t *testing.T) {
 			t.Errorf("the script refuses %q only after it created the service", refusal)
 		}
 	}
-	if resolve, check := index(`$HermesHome = Join-Path $root "profiles\$HermesProfile"`), index("Assert-Safe '-HermesHome' $HermesHome"); resolve > check {
+	if resolve, check := index(`$HermesHome = Join-Path $root "profiles\$HermesProfile"`), index("Assert-CommandLine '-HermesHome' $HermesHome"); resolve > check {
 		t.Error("the profile's home is chosen after the home is checked for control characters")
 	}
 

@@ -2,6 +2,9 @@ package service
 
 import (
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -78,6 +81,21 @@ func scmArgs(c Config, installer string) []string {
 		args = append(append(args, "--"), c.Command...)
 	}
 	return args
+}
+
+// checkCommandLine refuses a value of the service's command line that
+// holds a %: the service manager keeps that line as an expandable string
+// and replaces %NAME% with the variable's value when it starts the
+// service, and nothing there escapes a %, so the supervisor would be given
+// another home or binary than the one installed.
+func (c Config) checkCommandLine() error {
+	for _, v := range c.commandLineValues() {
+		if i := strings.IndexByte(v.v, '%'); i >= 0 {
+			return fmt.Errorf("%w: %s %s (from %s) holds a %% at byte %d, which the Windows service manager would expand as %%NAME%% on the service's command line: use a path without one",
+				ErrUnsafeValue, v.what, strconv.Quote(v.v), v.from, i)
+		}
+	}
+	return nil
 }
 
 // serviceSDDL is the service's DACL: Windows' default for a service

@@ -49,6 +49,9 @@ func (m scmSeams) install(c Config, migrate bool) (Plan, error) {
 	if err := c.validateInstall(false); err != nil {
 		return Plan{}, err
 	}
+	if err := c.checkCommandLine(); err != nil {
+		return Plan{}, err
+	}
 	installer, err := ctlsock.CurrentUserSID()
 	if err != nil {
 		return Plan{}, err

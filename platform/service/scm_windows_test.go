@@ -227,6 +227,23 @@ func waitState(t *testing.T, c Config, state string) {
 	t.Fatalf("the supervisor never reported %s (last: %s); its log:\n%s", state, last, log)
 }
 
+// TestSCMInstallRefusesPercent is the attack behind checkCommandLine, on
+// the service manager itself: a home holding %WINDIR% was started as the
+// home with the variable's value in its place. Install must refuse it
+// before it plans or creates anything.
+func TestSCMInstallRefusesPercent(t *testing.T) {
+	dir := testdir.New(t)
+	c := Config{Exe: filepath.Join(dir, "hermes-supervisor.exe"), Home: filepath.Join(dir, "h %WINDIR% x"), LockDir: filepath.Join(dir, "locks"),
+		StopTimeout: 10 * time.Second, Demo: true, Password: testPassword(t), Origins: Origins{Home: Origin{From: "--home"}}}
+	plan, err := SCM{}.Install(c, false)
+	if !errors.Is(err, ErrUnsafeValue) || !strings.Contains(err.Error(), "--home") || len(plan.Steps) != 0 {
+		t.Fatalf("install of a home holding %%WINDIR%%: %d steps, %v; want none and ErrUnsafeValue naming --home", len(plan.Steps), err)
+	}
+	if defs := (SCM{}).Installed(c); len(defs) != 0 {
+		t.Errorf("a refused install left a service: %+v", defs)
+	}
+}
+
 // TestSCMRunsTheGatewayInstallFound installs with Demo false and a stub
 // hermes.exe on the test's PATH only: the service, whose PATH is the
 // service manager's, must run that stub (pinned at install), never the

@@ -59,6 +59,11 @@ func (Systemd) Unit(c Config) ([]byte, error) {
 	if !strings.HasPrefix(c.Exe, "/") {
 		return nil, fmt.Errorf("%w: the binary path %s (from %s) does not start with /: systemd would read a prefix from it", ErrUnsafeValue, strconv.Quote(c.Exe), c.Origins.Exe)
 	}
+	if strings.ContainsAny(c.Exe, `"'\`) {
+		// systemd refuses such a program path ("Executable name contains
+		// special characters", string_is_safe) and the unit would not load.
+		return nil, fmt.Errorf("%w: the binary path %s (from %s) holds a quote or a backslash, which systemd does not take in the program it runs: install from a path without one", ErrUnsafeValue, strconv.Quote(c.Exe), c.Origins.Exe)
+	}
 	if c.User != "" && !systemdUserName.MatchString(c.User) {
 		return nil, fmt.Errorf("%w: the service's user %s (from %s) is not a user name systemd takes literally in User=", ErrUnsafeValue, strconv.Quote(c.User), c.Origins.User)
 	}
@@ -377,19 +382,22 @@ func (s Systemd) notRunning(ctx context.Context, c Config, u unitState, after st
 		ErrNotRunning, c.name(), u, after, logs, Join(append(journal[:1], journal[len(journal)-2:]...)), c.command("start"))
 }
 
-// systemdArgs joins a command line for ExecStart=.
+// systemdArgs joins a command line for ExecStart=. systemd expands
+// variables in the arguments only: the program's path is executed as it
+// reads, so a $ doubled there would name another file (status 203/EXEC).
 func systemdArgs(argv []string) string {
 	q := make([]string, len(argv))
 	for i, a := range argv {
-		q[i] = systemdQuote(a, true)
+		q[i] = systemdQuote(a, i > 0)
 	}
 	return strings.Join(q, " ")
 }
 
 // systemdQuote quotes one word for a unit file so that systemd reads it
 // back literally (systemd.syntax(7), systemd.service(5) "Command lines"):
-// specifiers (%) are doubled everywhere, variables ($) only in command
-// lines (exec), where systemd expands them even inside quotes. A word of
+// specifiers (%) are doubled everywhere, variables ($) only in the
+// arguments of command lines (exec), where systemd expands them even
+// inside quotes. A word of
 // only safe characters is written as it is; any other is double-quoted,
 // with \ and " escaped, and anything that is not a printable character
 // (checkValues lets none through) C-escaped, so that a unit line stays one

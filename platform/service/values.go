@@ -20,7 +20,7 @@ import (
 
 // ErrUnsafeValue reports a value that no service definition may hold: a
 // control character, a line or paragraph separator, a bidirectional
-// override, or bytes that are not UTF-8.
+// override, a Unicode noncharacter, or bytes that are not UTF-8.
 var ErrUnsafeValue = errors.New("unsafe value for a service definition")
 
 // Origin says where one value of a Config came from.
@@ -53,10 +53,16 @@ type Origins struct {
 // carry most of them at all), the Unicode line and paragraph separators
 // (line breaks to some parsers and editors), and the bidirectional marks,
 // embeddings, overrides and isolates, which make the plan a person reads
-// differ from the bytes written.
+// differ from the bytes written. It also takes the 66 noncharacters
+// (U+FDD0 to U+FDEF, and the last two of every plane): systemd takes none
+// of them in a unit, neither raw nor C-escaped, and drops the whole
+// Environment= line that holds one, and XML 1.0 cannot carry U+FFFE or
+// U+FFFF, which Go's encoder turns into U+FFFD, another path.
 func unsafeRune(r rune) bool {
 	switch {
 	case unicode.IsControl(r), r == utf8.RuneError:
+		return true
+	case r >= '\ufdd0' && r <= '\ufdef', r&0xfffe == 0xfffe:
 		return true
 	case r == '\u2028', r == '\u2029', r == '\u061c', r == '\u200e', r == '\u200f', r == '\ufeff':
 		return true
@@ -77,42 +83,48 @@ func checkValue(what, v string, from Origin) error {
 			}
 		}
 		if unsafeRune(r) {
-			return fmt.Errorf("%w: %s %s (from %s) holds %U at byte %d; a service definition may hold no control character or line separator: fix the value there",
+			return fmt.Errorf("%w: %s %s (from %s) holds %U at byte %d; a service definition may hold no control character, line separator, bidirectional mark or noncharacter: fix the value there",
 				ErrUnsafeValue, what, strconv.Quote(v), from, r, i)
 		}
 	}
 	return nil
 }
 
+// namedValue is one value of a Config, named for a person with its source.
+type namedValue struct {
+	what, v string
+	from    Origin
+}
+
+// commandLineValues are the values of c that the service's command line
+// holds.
+func (c Config) commandLineValues() []namedValue {
+	vals := []namedValue{
+		{"the binary path", c.Exe, c.Origins.Exe},
+		{"the Hermes home", c.Home, c.Origins.Home},
+		{"the lock dir", c.LockDir, c.Origins.LockDir},
+	}
+	for i, w := range c.Command {
+		vals = append(vals, namedValue{fmt.Sprintf("word %d of the gateway command", i+1), w, c.Origins.Command})
+	}
+	return vals
+}
+
 // checkValues refuses the first value of c that no definition may hold.
 // It is the one gate every Install passes before rendering; the renderers
 // check again as they write.
 func (c Config) checkValues() error {
-	checks := []struct {
-		what, v string
-		from    Origin
-	}{
-		{"the binary path", c.Exe, c.Origins.Exe},
-		{"the Hermes home", c.Home, c.Origins.Home},
-		{"the lock dir", c.LockDir, c.Origins.LockDir},
-		{"the service's user", c.User, c.Origins.User},
-		{"the user's home directory", c.UserHome, c.Origins.UserHome},
-	}
-	for _, ch := range checks {
-		if err := checkValue(ch.what, ch.v, ch.from); err != nil {
-			return err
-		}
-	}
+	vals := append(c.commandLineValues(),
+		namedValue{"the service's user", c.User, c.Origins.User},
+		namedValue{"the user's home directory", c.UserHome, c.Origins.UserHome})
 	for _, dir := range filepath.SplitList(c.Path) {
-		if err := checkValue("the PATH entry", dir, c.Origins.Path); err != nil {
-			return err
-		}
+		vals = append(vals, namedValue{"the PATH entry", dir, c.Origins.Path})
 	}
-	if err := checkValue("the PATH", c.Path, c.Origins.Path); err != nil {
-		return err // a separator SplitList hides, such as a control in ';' or ':'
-	}
-	for i, w := range c.Command {
-		if err := checkValue(fmt.Sprintf("word %d of the gateway command", i+1), w, c.Origins.Command); err != nil {
+	// The whole PATH too: a separator SplitList hides, such as a control
+	// in ';' or ':'.
+	vals = append(vals, namedValue{"the PATH", c.Path, c.Origins.Path})
+	for _, v := range vals {
+		if err := checkValue(v.what, v.v, v.from); err != nil {
 			return err
 		}
 	}

@@ -29,6 +29,9 @@ chmod 755 /home/mallory/pwn.sh && cp /home/mallory/.profile /home/mallory/.profi
 		{"config home, newline", `printf '{"home": "/home/mallory/h\\n%s"}' "$P" >` + config, sudo, "config file " + config + `, key "home"`},
 		{"config home, carriage return", `printf '{"home": "/home/mallory/h\\r%s"}' "$P" >` + config, sudo, "config file " + config + `, key "home"`},
 		{"config home, U+2028", `printf '{"home": "/home/mallory/h\\u2028%s"}' "$P" >` + config, sudo, "config file " + config + `, key "home"`},
+		// systemd drops an Environment= line holding a noncharacter, raw or
+		// escaped, and the service ran without HERMES_HOME.
+		{"config home, U+FFFF", `printf '{"home": "/home/mallory/h\\uffff%s"}' "$P" >` + config, sudo, "config file " + config + `, key "home"`},
 		{"config lock_dir, newline", `printf '{"lock_dir": "/home/mallory/l\\n%s"}' "$P" >` + config, sudo, "config file " + config + `, key "lock_dir"`},
 		{"login PATH entry, carriage return", `printf 'PATH="$PATH:/home/mallory/b\r%s"\n' "$P" >>~/.profile`, sudo, "mallory's login shell"},
 		{"HERMES_HOME kept by sudo -E, newline", `true`,

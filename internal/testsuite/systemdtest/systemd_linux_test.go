@@ -281,3 +281,26 @@ systemctl daemon-reload && systemctl enable --now hermes-gateway.service`)
 	}
 	t.Logf("system unit checks took %v", time.Since(began))
 }
+
+// TestSystemUnitFromOddBinaryPath installs the system unit from a binary
+// whose path holds a $, a %-specifier, a ; and spaces: systemd executes
+// the program's path as the unit writes it (it expands variables in the
+// arguments only), so a $ doubled there made the unit fail with status
+// 203/EXEC. The supervisor systemd runs must be that very file.
+func TestSystemUnitFromOddBinaryPath(t *testing.T) {
+	requireHost(t)
+	t.Parallel()
+	m := boot(t, build(t))
+	const dir, home = "/opt/a$b %i ;x", "/var/lib/hermes $odd %h"
+	exe := dir + "/hermes-supervisor"
+	m.must("mkdir", "-p", dir, home)
+	m.must("cp", "/usr/local/bin/hermes-supervisor", exe)
+	m.must(exe, "--home", home, "--lock-dir", home+"/locks", "install", "--system", "--demo", "--wait", "0")
+	p := m.waitUnit("", unit, 20*time.Second, "active", active, "ActiveState", "Result", "ExecMainStatus", "MainPID")
+	if got := strings.TrimSpace(m.must("readlink", "/proc/"+p["MainPID"]+"/exe")); got != exe {
+		t.Errorf("systemd runs %q, want %q", got, exe)
+	}
+	if out, err := m.exec(10*time.Second, exe, "--home", home, "status"); exitCode(err) != 0 || !strings.Contains(out, "running") {
+		t.Errorf("status of the home %q: exit %d, want 0 and running:\n%s", home, exitCode(err), out)
+	}
+}
