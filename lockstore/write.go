@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
@@ -129,16 +130,36 @@ type PlannedStop struct {
 // WritePlannedStop atomically writes the marker for target, stopped by
 // stopperPID, stamped with now.
 func WritePlannedStop(l Layout, target procstate.Identity, stopperPID int, now time.Time) error {
-	b, err := json.Marshal(PlannedStop{
+	b, err := plannedStopJSON(target, stopperPID, now)
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(l.PlannedStopMarker(), b, 0o644)
+}
+
+// WritePlannedStopFor is WritePlannedStop into the home of the user uid,
+// whose gateway is stopped: a process that acts for them (root under
+// sudo, see safefs.ActsFor) writes it only where uid could have, never
+// following a link they could swap.
+func WritePlannedStopFor(l Layout, target procstate.Identity, stopperPID int, now time.Time, uid int) error {
+	if !safefs.ActsFor(uid) {
+		return WritePlannedStop(l, target, stopperPID, now)
+	}
+	b, err := plannedStopJSON(target, stopperPID, now)
+	if err != nil {
+		return err
+	}
+	dir, name := filepath.Split(l.PlannedStopMarker())
+	return safefs.WriteFileFor(dir, name, b, 0o644, uid)
+}
+
+func plannedStopJSON(target procstate.Identity, stopperPID int, now time.Time) ([]byte, error) {
+	return json.Marshal(PlannedStop{
 		TargetPID:       target.PID,
 		TargetStartTime: target.StartTime,
 		StopperPID:      stopperPID,
 		WrittenAt:       now.UTC().Format(markerTime),
 	})
-	if err != nil {
-		return err
-	}
-	return WriteFileAtomic(l.PlannedStopMarker(), b, 0o644)
 }
 
 // ReadPlannedStop reads and parses a planned-stop marker.

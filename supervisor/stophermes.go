@@ -102,7 +102,13 @@ func (h HermesStop) StopHermes(ctx context.Context) error {
 	}
 	defer f.Close()
 	log.Info("stopping Hermes' own gateway of the home: planned-stop marker, then a wait", zap.Int("pid", rec.PID), zap.Duration("wait", wait))
-	if err := lockstore.WritePlannedStop(h.Layout, rec, os.Getpid(), now()); err != nil {
+	// Into the home of the user whose gateway this is: under sudo that
+	// user may swap a link in its path meanwhile.
+	uid := os.Getuid()
+	if h.UID != nil {
+		uid = *h.UID
+	}
+	if err := lockstore.WritePlannedStopFor(h.Layout, rec, os.Getpid(), now(), uid); err != nil {
 		log.Warn("could not write the planned-stop marker; the gateway will record an unplanned stop", zap.Error(err))
 	}
 	if err := f.Terminate(); err != nil {

@@ -72,7 +72,20 @@ type walked struct {
 	st   *syscall.Stat_t
 }
 
-func openDir(dir string, create bool) (*os.Root, string, error) {
+// judge is the user a directory walk is judged for: the files of uid (and
+// of root) may shape the path, and a directory writable by gid is not
+// writable by others; gid -1 trusts no group. who names uid in an error.
+type judge struct {
+	uid, gid int
+	who      string
+}
+
+// self judges for this process's effective user and group.
+func self() judge { return judge{os.Geteuid(), os.Getegid(), "this supervisor runs as"} }
+
+func openDir(dir string, create bool) (*os.Root, string, error) { return self().openDir(dir, create) }
+
+func (j judge) openDir(dir string, create bool) (*os.Root, string, error) {
 	if !filepath.IsAbs(dir) {
 		return nil, "", fmt.Errorf("open %s: not an absolute path", dir)
 	}
@@ -110,7 +123,7 @@ func openDir(dir string, create bool) (*os.Root, string, error) {
 			continue
 		}
 		cur := stack[len(stack)-1]
-		if err := judgeParent(cur); err != nil {
+		if err := j.parent(cur); err != nil {
 			return nil, "", err
 		}
 		here := filepath.Join(cur.path, c)
@@ -127,13 +140,13 @@ func openDir(dir string, create bool) (*os.Root, string, error) {
 		if !ok {
 			return nil, "", &os.PathError{Op: "lstat", Path: here, Err: errors.New("no owner")}
 		}
-		if !trustedOwner(st.Uid) {
+		if !j.trusts(st.Uid) {
 			what, could := "a directory", "replace what it holds"
 			if fi.Mode()&os.ModeSymlink != 0 {
 				what, could = "a link", "point it anywhere"
 			}
-			return nil, "", fmt.Errorf("%s is %s owned by uid %d, and this supervisor runs as uid %d: that user could %s: %w",
-				here, what, st.Uid, os.Geteuid(), could, ErrUnsafeDir)
+			return nil, "", fmt.Errorf("%s is %s owned by uid %d, and %s uid %d: that user could %s: %w",
+				here, what, st.Uid, j.who, j.uid, could, ErrUnsafeDir)
 		}
 		switch {
 		case fi.Mode()&os.ModeSymlink != 0:
@@ -170,11 +183,11 @@ func openDir(dir string, create bool) (*os.Root, string, error) {
 	}
 	last := stack[len(stack)-1]
 	switch {
-	case int(last.st.Uid) != os.Geteuid():
-		return nil, "", fmt.Errorf("%s is owned by uid %d, and this supervisor runs as uid %d: %w", last.path, last.st.Uid, os.Geteuid(), ErrUnsafeDir)
+	case int(last.st.Uid) != j.uid:
+		return nil, "", fmt.Errorf("%s is owned by uid %d, and %s uid %d: %w", last.path, last.st.Uid, j.who, j.uid, ErrUnsafeDir)
 	case last.st.Mode&0o002 != 0:
 		return nil, "", fmt.Errorf("%s has mode %#o: any user may write it: %w", last.path, last.st.Mode&0o7777, ErrUnsafeDir)
-	case othersMayWrite(last.st):
+	case j.othersMayWrite(last.st):
 		return nil, "", fmt.Errorf("%s has mode %#o: group %d may write it: %w", last.path, last.st.Mode&0o7777, last.st.Gid, ErrUnsafeDir)
 	}
 	kept = last.root
@@ -183,7 +196,7 @@ func openDir(dir string, create bool) (*os.Root, string, error) {
 
 func stillPrivate(fi os.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && fi.IsDir() && int(st.Uid) == os.Geteuid() && !othersMayWrite(st)
+	return ok && fi.IsDir() && int(st.Uid) == os.Geteuid() && !self().othersMayWrite(st)
 }
 
 // judgeParent refuses to look up a name in w when another user could
@@ -191,23 +204,24 @@ func stillPrivate(fi os.FileInfo) bool {
 // sticky. In a sticky directory only the entry's owner, the directory's
 // owner and root may replace an entry, and the caller requires both to be
 // us or root.
-func judgeParent(w walked) error {
-	if othersMayWrite(w.st) && w.st.Mode&syscall.S_ISVTX == 0 {
+func (j judge) parent(w walked) error {
+	if j.othersMayWrite(w.st) && w.st.Mode&syscall.S_ISVTX == 0 {
 		return fmt.Errorf("%s has mode %#o and no sticky bit: other users may replace what is in it: %w", w.path, w.st.Mode&0o7777, ErrUnsafeDir)
 	}
 	return nil
 }
 
-// othersMayWrite reports whether a user other than us and root may write
-// a directory with st: any user by its mode, or a group other than our
-// primary one (a user-private group counts as ours, as checkPrivateDir has it).
-func othersMayWrite(st *syscall.Stat_t) bool {
-	return st.Mode&0o002 != 0 || (st.Mode&0o020 != 0 && int(st.Gid) != os.Getegid())
+// othersMayWrite reports whether a user other than j's and root may write
+// a directory with st: any user by its mode, or a group other than j's
+// primary one (a user-private group counts as the user's, as
+// checkPrivateDir has it).
+func (j judge) othersMayWrite(st *syscall.Stat_t) bool {
+	return st.Mode&0o002 != 0 || (st.Mode&0o020 != 0 && (j.gid < 0 || int(st.Gid) != j.gid))
 }
 
-// trustedOwner reports whether a file of uid may shape our path: ours,
-// or root's, who could do anything anyway.
-func trustedOwner(uid uint32) bool { return int(uid) == os.Geteuid() || uid == 0 }
+// trusts reports whether a file of uid may shape j's path: the user's, or
+// root's, who could do anything anyway.
+func (j judge) trusts(uid uint32) bool { return int(uid) == j.uid || uid == 0 }
 
 // unwrapPath drops os.Root's own *PathError, which names the component
 // alone, so that the error names the whole path once.

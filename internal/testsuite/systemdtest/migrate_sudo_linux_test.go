@@ -47,3 +47,26 @@ func TestSudoMigrateSparesAnotherUsersGateway(t *testing.T) {
 		t.Errorf("a planned-stop marker was written into bob's home\n%s", out)
 	}
 }
+
+// TestSudoMigrateStopsTheUsersOwnGateway is the case the attack above
+// must leave working: mallory's own detached gateway in her own home is
+// stopped as Hermes' own stop does, with the planned-stop marker written
+// by root into her home, judged for her (safefs.WriteFileFor), and the
+// service takes over.
+func TestSudoMigrateStopsTheUsersOwnGateway(t *testing.T) {
+	m := mallory(t)
+	m.must("sh", "-c", `echo 'mallory ALL=(root) NOPASSWD:SETENV: /usr/local/bin/hermes-supervisor install --system --migrate' >>/etc/sudoers.d/mallory`)
+	m.must("systemd-run", "--unit=mallory-gateway", "--uid=mallory", "--gid=mallory", "-p", "Type=notify", "-p", "WatchdogSec=60",
+		"--setenv=HOME=/home/mallory", "--setenv=HERMES_HOME=/home/mallory/.hermes",
+		"/usr/local/bin/hermes-supervisor", "demo-gateway")
+	t.Cleanup(func() {
+		_, _ = m.exec(60*time.Second, "sh", "-c", `systemctl disable --now `+unit+`; rm -f /etc/systemd/system/`+unit+`; systemctl stop mallory-gateway`)
+	})
+	out, err := m.execAs(user, 120*time.Second, "sudo", "-n", "/usr/local/bin/hermes-supervisor", "install", "--system", "--migrate")
+	if exitCode(err) != 0 || !strings.Contains(out, "stopping Hermes' own gateway of the home") || strings.Contains(out, "could not write the planned-stop marker") {
+		t.Errorf("sudo install --system --migrate over mallory's own gateway: exit %d, want 0, her gateway stopped after its planned-stop marker:\n%s", exitCode(err), out)
+	}
+	if p := m.show("", "mallory-gateway.service", "ActiveState"); p["ActiveState"] == "active" {
+		t.Errorf("mallory's own gateway still runs after --migrate: %v\n%s", p, out)
+	}
+}
