@@ -37,14 +37,21 @@ answers, reads the state file the last supervisor left in the Hermes home.
 
 Exit status follows LSB: 0 when a supervisor is keeping the gateway up
 (starting, running, backoff, stopping), 3 when none runs or it is stopped or
-failed, 4 when the state cannot be determined.
+failed, 4 when the state cannot be determined (also for a usage error).
 
 With --all it shows every home under the root (the root home and each
 profile in <root>/profiles) in one table: its supervisor's state, what Hermes
 would say of its gateway (running, served by the multiplexer, stopped,
 parked, deleted), its service definition and its last exit; the exit status
 is the worst of them.`,
-		Args: cobra.NoArgs,
+		// A usage error is "status unknown" too: LSB gives status's 1 the
+		// meaning "dead, pid file exists".
+		Args: func(cmd *cobra.Command, args []string) error {
+			if err := cobra.NoArgs(cmd, args); err != nil {
+				return &exitError{code: statusUnknown, err: err}
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			layout, err := g.layout()
 			if err != nil {
@@ -81,6 +88,9 @@ is the worst of them.`,
 			return &exitError{code: statusNotRunning}
 		},
 	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return &exitError{code: statusUnknown, err: err}
+	})
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
 	cmd.Flags().BoolVar(&all, "all", false, "show every Hermes home under the root: the root home and each profile")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "how long to wait for the supervisor's answer (with --all: each supervisor's)")

@@ -40,7 +40,9 @@ func newRoot(getenv func(string) string) *cobra.Command {
 	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.home, "home", "", "Hermes home (default $HERMES_HOME, else ~/.hermes)")
-	pf.StringVarP(&g.profile, "profile", "p", "", "Hermes profile: <root>/profiles/NAME, as `hermes -p NAME` (\"default\": the root home); the root is ~/.hermes, or $HERMES_HOME's grandparent when it is <root>/profiles/<name>")
+	// pflag takes the first back-quoted word of a usage for the value's
+	// name in --help: only NAME may be quoted so.
+	pf.StringVarP(&g.profile, "profile", "p", "", "Hermes profile `NAME`: <root>/profiles/NAME, as hermes -p NAME selects it (\"default\": the root home); the root is ~/.hermes, or $HERMES_HOME's grandparent when it is <root>/profiles/<name>")
 	pf.StringVar(&g.lockDir, "lock-dir", "", "scoped lock directory (default $HERMES_GATEWAY_LOCK_DIR, else $XDG_STATE_HOME/hermes/gateway-locks)")
 	pf.StringVar(&g.configPath, "config", "", "JSON config file (default $HERMES_SUPERVISOR_CONFIG, else <home>/hermes-supervisor.json if present)")
 	pf.StringVar(&g.logFormat, "log-format", "", "log format: console or json (default console)")
