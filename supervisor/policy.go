@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -52,13 +53,18 @@ func DefaultPolicy() Policy {
 	}
 }
 
+// ErrBackoffOrder reports a MaxBackoff below InitialBackoff: the one rule
+// of a Policy that joins two settings, which a caller that knows where each
+// came from can say more of.
+var ErrBackoffOrder = errors.New("max_backoff must not be below initial_backoff")
+
 // Validate reports the first setting that cannot work.
 func (p Policy) Validate() error {
 	switch {
 	case p.InitialBackoff <= 0:
 		return fmt.Errorf("initial_backoff must be positive, got %s", p.InitialBackoff)
 	case p.MaxBackoff < p.InitialBackoff:
-		return fmt.Errorf("max_backoff (%s) must not be below initial_backoff (%s)", p.MaxBackoff, p.InitialBackoff)
+		return fmt.Errorf("%w: max_backoff is %s, initial_backoff %s", ErrBackoffOrder, p.MaxBackoff, p.InitialBackoff)
 	case p.ResetAfter <= 0:
 		return fmt.Errorf("reset_after must be positive, got %s", p.ResetAfter)
 	case p.Jitter < 0 || p.Jitter >= 1:

@@ -43,7 +43,13 @@ type fileConfig struct {
 	// Path is the file this was read from (set by readFileConfig, never
 	// by the file itself): install names it as the source of a value.
 	Path string `json:"-"`
+	// at is where each key's value stands in the file, by dotted key: a
+	// value refused for what another says is named by its line there.
+	at map[string]place
 }
+
+// place is a 1-based line and column in the config file.
+type place struct{ line, col int }
 
 // restartFile is the restart policy as written in the config file.
 type restartFile struct {
@@ -106,7 +112,7 @@ func readFileConfig(path string) (fileConfig, error) {
 
 func parseFileConfig(b []byte) (fileConfig, error) {
 	var fc fileConfig
-	p := &configParser{src: b}
+	p := &configParser{src: b, at: map[string]place{}}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	err := p.object(dec, 0, "", map[string]fieldFunc{
 		"home":                    p.into(&fc.Home, nil),
@@ -165,6 +171,7 @@ func parseFileConfig(b []byte) (fileConfig, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return fileConfig{}, p.errAt(int(dec.InputOffset()), "", "trailing data after the JSON object")
 	}
+	fc.at = p.at
 	return fc, nil
 }
 
@@ -193,7 +200,10 @@ type fieldFunc func(raw []byte, off int, key string) error
 
 // configParser walks the file key by key, so that every error can name
 // the key and the line and column of its value.
-type configParser struct{ src []byte }
+type configParser struct {
+	src []byte
+	at  map[string]place
+}
 
 // position turns a byte offset into a 1-based line and column.
 func (p *configParser) position(off int) (line, col int) {
@@ -243,6 +253,8 @@ func (p *configParser) object(dec *json.Decoder, base int, prefix string, fields
 			return p.errAt(keyOff, key, "unknown key: see the config file section of the README")
 		}
 		valOff := p.skip(base+int(dec.InputOffset()), ":")
+		line, col := p.position(valOff)
+		p.at[key] = place{line, col}
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
 			return p.syntax(err, base+int(dec.InputOffset()), prefix)

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
@@ -27,6 +28,9 @@ type globals struct {
 	logFormat  string
 	logLevel   string
 	file       fileConfig
+	// runFlags are run's flags, set by run before it loads the config
+	// file: its settings are checked merged with them (checkSettings).
+	runFlags *pflag.FlagSet
 }
 
 func newRoot(getenv func(string) string) *cobra.Command {
@@ -105,6 +109,9 @@ func (g *globals) layout() (lockstore.Layout, error) {
 		home = ph
 	}
 	if err := g.loadConfig(home); err != nil {
+		return lockstore.Layout{}, err
+	}
+	if err := g.checkSettings(); err != nil {
 		return lockstore.Layout{}, err
 	}
 	if g.profile != "" && g.file.Home != "" {

@@ -114,6 +114,7 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 	if sigs := signals.Ignored(); len(sigs) > 0 {
 		signal.Ignore(sigs...)
 	}
+	g.runFlags = cmd.Flags()
 	layout, err := g.layout()
 	if err != nil {
 		return err
