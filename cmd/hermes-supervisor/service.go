@@ -29,6 +29,9 @@ type serviceFlags struct {
 	runAsInstaller                      bool
 	stopTimeout, wait                   time.Duration
 	watchdog                            time.Duration
+	// stopTimeoutSet says --stop-timeout was given: only then does it
+	// beat the config file's stop_timeout (see stopTimeoutOf).
+	stopTimeoutSet bool
 }
 
 // defaultWait is how long install and start wait for the service to run:
@@ -66,6 +69,7 @@ func serviceCmd(g *globals, install, wait bool, use, short, long string, plan fu
 		Long:  long,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.stopTimeoutSet = cmd.Flags().Changed("stop-timeout")
 			f := underSudo(g, f, install)
 			if err := refuseUserUnitUnderSudo(g, f, use); err != nil {
 				return err
@@ -214,7 +218,13 @@ that user, with their Hermes home, lock directory and login PATH.`,
 					return service.Plan{}, err
 				}
 			}
-			return m.Install(c, f.migrate)
+			p, err := m.Install(c, f.migrate)
+			if err == nil && c.Origins.StopTimeout.From != "" {
+				// run would read the file's value too, but the service
+				// manager's own kill deadline is written from it now.
+				p.Notes = append(p.Notes, fmt.Sprintf("the service's stop timeout %s comes from %s, and is pinned into the service: after changing it, run install again", c.StopTimeout, c.Origins.StopTimeout))
+			}
+			return p, err
 		})
 }
 
@@ -341,7 +351,12 @@ func serviceConfig(ctx context.Context, g *globals, f *serviceFlags) (*globals, 
 		exe = resolved
 	}
 	c := service.Config{Exe: exe, Home: layout.Home, Suffix: lockstore.ServiceSuffix(layout.Home), LockDir: layout.LockDir, System: f.system,
-		StopTimeout: f.stopTimeout, UID: os.Getuid(), Path: sg.getenv("PATH"), Demo: f.demo, Wait: f.wait, Watchdog: f.watchdog}
+		UID: os.Getuid(), Path: sg.getenv("PATH"), Demo: f.demo, Wait: f.wait, Watchdog: f.watchdog}
+	var stopFrom service.Origin
+	c.StopTimeout, stopFrom = stopTimeoutOf(sg, f)
+	if c.ConfigFile, err = pinnedConfig(sg, layout.Home); err != nil {
+		return nil, service.Config{}, err
+	}
 	// launchd cannot tell when the gateway is ready; the supervisor can.
 	c.Ready = func(ctx context.Context) error {
 		st, err := supervisor.QueryStatus(ctx, layout)
@@ -371,7 +386,39 @@ func serviceConfig(ctx context.Context, g *globals, f *serviceFlags) (*globals, 
 		}
 	}
 	c.Origins = origins(sg, acct)
+	c.Origins.StopTimeout = stopFrom
 	return sg, c, nil
+}
+
+// stopTimeoutOf is the stop timeout the service's run would use, which
+// install pins (the service manager's kill deadline is written from it):
+// --stop-timeout when given, else the config file's stop_timeout, else the
+// default. from names the file's key when the file chose it, and is empty
+// otherwise: a value typed or left at its default needs no note.
+func stopTimeoutOf(g *globals, f *serviceFlags) (d time.Duration, from service.Origin) {
+	if !f.stopTimeoutSet && g.file.StopTimeout != 0 {
+		return time.Duration(g.file.StopTimeout), service.Origin{From: fmt.Sprintf("config file %s, key %q", g.file.Path, "stop_timeout")}
+	}
+	return f.stopTimeout, service.Origin{}
+}
+
+// pinnedConfig is the absolute path of the config file the service must be
+// told of: the one loaded, unless it is the home's own, which run reads
+// by default. A file named by --config or HERMES_SUPERVISOR_CONFIG would
+// otherwise be lost (the service manager passes neither), and the service
+// would run without its "command", on the demo gateway install refuses.
+func pinnedConfig(g *globals, home string) (string, error) {
+	if g.file.Path == "" {
+		return "", nil
+	}
+	p, err := filepath.Abs(g.file.Path)
+	if err != nil {
+		return "", fmt.Errorf("config file %s: %w: pass --config an absolute path", g.file.Path, err)
+	}
+	if p == filepath.Join(home, "hermes-supervisor.json") {
+		return "", nil
+	}
+	return p, nil
 }
 
 // origins says where serviceConfig took each value from, in the order
@@ -418,6 +465,11 @@ func origins(g *globals, acct *service.Account) service.Origins {
 		o.LockDir = env("XDG_STATE_HOME")
 	default:
 		o.LockDir = fromHome
+	}
+	if g.configPath != "" {
+		o.ConfigFile = typed("--config")
+	} else {
+		o.ConfigFile = env("HERMES_SUPERVISOR_CONFIG")
 	}
 	o.Path = service.Origin{From: "the environment variable PATH"}
 	o.UserHome = service.Origin{From: "HOME"}

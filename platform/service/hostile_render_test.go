@@ -390,6 +390,7 @@ func TestRenderHostileValues(t *testing.T) {
 			for field, set := range map[string]func(*Config){
 				"home":     func(c *Config) { c.Home = v },
 				"lock dir": func(c *Config) { c.LockDir = v },
+				"config":   func(c *Config) { c.ConfigFile = v },
 				"PATH":     func(c *Config) { c.Path = "/usr/bin:" + strings.ReplaceAll(v, ":", "") + ":/bin" },
 				"binary":   func(c *Config) { c.Exe = v },
 			} {
@@ -421,7 +422,7 @@ func TestRenderHostileValues(t *testing.T) {
 		// Without %: the Windows service manager expands %NAME% on the
 		// command line (TestWindowsRefusesPercent).
 		w := strings.ReplaceAll(v, "%", "")
-		c.Home, c.LockDir, c.Command = w, w, []string{`C:\hermes\hermes.exe`, w, "'" + w + "'", "-" + w, "+x", "@y", "!z"}
+		c.Home, c.LockDir, c.ConfigFile, c.Command = w, w, w, []string{`C:\hermes\hermes.exe`, w, "'" + w + "'", "-" + w, "+x", "@y", "!z"}
 		script, err := powershellInstall(c, hermesWindowsHome)
 		if err != nil {
 			t.Errorf("%.30q: the PowerShell script refused a value it can hold: %v", v, err)
@@ -449,6 +450,7 @@ func TestRenderRefusesControls(t *testing.T) {
 		for field, set := range map[string]func(*Config, string){
 			"home":      func(c *Config, v string) { c.Home = v },
 			"lock dir":  func(c *Config, v string) { c.LockDir = v },
+			"config":    func(c *Config, v string) { c.ConfigFile = v },
 			"PATH":      func(c *Config, v string) { c.Path = "/usr/bin:" + v },
 			"user":      func(c *Config, v string) { c.User = v },
 			"binary":    func(c *Config, v string) { c.Exe = v },
@@ -459,7 +461,7 @@ func TestRenderRefusesControls(t *testing.T) {
 				c := hostileConfig(system)
 				src := "config file /home/ann/.hermes/hermes-supervisor.json"
 				c.Origins = Origins{Home: Origin{From: src}, LockDir: Origin{From: src}, Path: Origin{From: src}, User: Origin{From: src},
-					Exe: Origin{From: src}, UserHome: Origin{From: src}, Command: Origin{From: src}}
+					Exe: Origin{From: src}, UserHome: Origin{From: src}, Command: Origin{From: src}, ConfigFile: Origin{From: src}}
 				// The attack of issue 23: a directive smuggled after the value.
 				set(&c, "/home/ann/h"+bad+"ExecStartPre=+/home/ann/pwn.sh")
 				name := fmt.Sprintf("%s %q system=%v", field, bad, system)
@@ -619,10 +621,11 @@ func TestWindowsRefusesPercent(t *testing.T) {
 		"binary":   func(c *Config) { c.Exe = `C:\%WINDIR%\hermes-supervisor.exe` },
 		"home":     func(c *Config) { c.Home = `C:\hermes %WINDIR% x` },
 		"lock dir": func(c *Config) { c.LockDir = `C:\locks\100%` },
+		"config":   func(c *Config) { c.ConfigFile = `C:\conf\%USERNAME%.json` },
 		"command":  func(c *Config) { c.Command = []string{`C:\hermes\hermes.exe`, "%TEMP%"} },
 	} {
 		c := hostileConfig(true)
-		c.Origins = Origins{Exe: Origin{From: src}, Home: Origin{From: src}, LockDir: Origin{From: src}, Command: Origin{From: src}}
+		c.Origins = Origins{Exe: Origin{From: src}, Home: Origin{From: src}, LockDir: Origin{From: src}, Command: Origin{From: src}, ConfigFile: Origin{From: src}}
 		set(&c)
 		for what, err := range map[string]error{"checkCommandLine": c.checkCommandLine(), "the PowerShell script": func() error { _, err := powershellInstall(c, hermesWindowsHome); return err }()} {
 			if !errors.Is(err, ErrUnsafeValue) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), src) {

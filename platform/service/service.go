@@ -40,6 +40,10 @@ type Config struct {
 	Suffix string
 	// LockDir is the scoped lock directory; empty means Hermes' default.
 	LockDir string
+	// ConfigFile is the absolute path of the config file the service's
+	// run reads, when it is not the home's own hermes-supervisor.json
+	// (which run reads anyway); empty leaves run's default.
+	ConfigFile string
 	// System installs for the whole machine instead of the current user.
 	System bool
 	// StopTimeout is the supervisor's own stop timeout; the service
@@ -108,6 +112,8 @@ func (c Config) Validate(perUserDir bool) error {
 		return fmt.Errorf("service: Hermes home %q is not absolute: pass --home an absolute path", c.Home)
 	case c.LockDir != "" && !filepath.IsAbs(c.LockDir):
 		return fmt.Errorf("service: lock dir %q is not absolute: pass --lock-dir an absolute path", c.LockDir)
+	case c.ConfigFile != "" && !filepath.IsAbs(c.ConfigFile):
+		return fmt.Errorf("service: config file %q is not absolute: pass --config an absolute path", c.ConfigFile)
 	case perUserDir && c.UserHome == "" && !c.System:
 		return errors.New("service: no home directory for the user service: set HOME")
 	case c.StopTimeout <= 0:
@@ -340,6 +346,12 @@ func runArgs(c Config) []string {
 	}
 	if c.LockDir != "" {
 		args = append(args, "--lock-dir", c.LockDir)
+	}
+	if c.ConfigFile != "" {
+		// The service manager's environment has no
+		// HERMES_SUPERVISOR_CONFIG, and a file elsewhere than the
+		// home is not found by run's default.
+		args = append(args, "--config", c.ConfigFile)
 	}
 	args = append(args, "run", "--stop-timeout", c.StopTimeout.String())
 	if c.Demo {

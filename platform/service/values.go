@@ -45,7 +45,9 @@ func (o Origin) String() string {
 // Origins says where each value rendered into a definition came from; an
 // empty Origin is named "the caller".
 type Origins struct {
-	Exe, Home, LockDir, Path, User, UserHome, Command Origin
+	Exe, Home, LockDir, ConfigFile, Path, User, UserHome, Command Origin
+	// StopTimeout is set only when a config file chose the stop timeout.
+	StopTimeout Origin
 }
 
 // unsafeRune reports whether r may not appear in any rendered value: every
@@ -104,6 +106,9 @@ func (c Config) commandLineValues() []namedValue {
 		{"the Hermes home", c.Home, c.Origins.Home},
 		{"the lock dir", c.LockDir, c.Origins.LockDir},
 	}
+	if c.ConfigFile != "" {
+		vals = append(vals, namedValue{"the config file", c.ConfigFile, c.Origins.ConfigFile})
+	}
 	for i, w := range c.Command {
 		vals = append(vals, namedValue{fmt.Sprintf("word %d of the gateway command", i+1), w, c.Origins.Command})
 	}
@@ -151,6 +156,7 @@ func (p *Plan) noteOrigins(c Config) {
 	}{
 		{"Hermes home", c.Home, c.Origins.Home},
 		{"lock dir", c.LockDir, c.Origins.LockDir},
+		{"config file", c.ConfigFile, c.Origins.ConfigFile},
 		{"PATH", c.Path, c.Origins.Path},
 		{"gateway command", Join(c.Command), c.Origins.Command},
 	} {
