@@ -47,6 +47,9 @@ func readJSONFileTo(fields members, data []byte, barePID bool) (_ members, legac
 	if len(raw) == 0 {
 		return nil, false, ErrEmpty
 	}
+	if d := nesting(raw); d > maxNesting {
+		return nil, false, &CorruptError{Reason: fmt.Sprintf("JSON nested %d deep, on which Python's json.loads raises RecursionError (Hermes' reader does not catch it)", d), hermesRaises: true}
+	}
 	if cut, ok := appendMembers(fields, raw); ok {
 		return cut, false, nil
 	}
@@ -83,6 +86,44 @@ func readJSONFileTo(fields members, data []byte, barePID bool) (_ members, legac
 		return nil, false, &CorruptError{Reason: "neither JSON nor a bare pid: " + quoteStart(raw)}
 	}
 	return nil, false, &CorruptError{Reason: "not JSON: " + describeJSONError(jerr)}
+}
+
+// maxNesting is the deepest a record may nest (the record itself counts
+// one) and still be judged. Hermes writes records nested three deep at
+// most (gateway_state.json's platforms); Python's json.loads raises
+// RecursionError once its recursion limit is reached, which counts the
+// caller's own frames: from nesting 996 on 3.11 when called at the top
+// (its default limit is 1000), less when called deep in a stack, and
+// elsewhere on other versions (3.12 and later bound the C stack instead).
+// No Python raises at 100 short of a caller nearly 900 frames deep, and
+// no record Hermes writes comes near it: anything deeper may be one on
+// which Hermes' reader raises and removes nothing, so it is kept
+// unjudged, never swept nor quarantined.
+const maxNesting = 100
+
+// nesting returns how deep the objects and arrays of text nest, counting
+// brackets outside strings, as far as the text goes. Where text is no
+// valid JSON it may count deeper than Python descends before its error,
+// which only keeps more.
+func nesting(text []byte) int {
+	depth, deepest := 0, 0
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '"':
+			for i++; i < len(text) && text[i] != '"'; i++ {
+				if text[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			if depth++; depth > deepest {
+				deepest = depth
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return deepest
 }
 
 // isIntLiteral reports whether a valid JSON number is an integer literal

@@ -281,7 +281,7 @@ func (r *rules) runtimeRecord(h hermesRecord) ruling {
 // aside, which frees the name as an unlink would.
 func (r *rules) unreadable(f fileFacts, err error) decision {
 	var ce *CorruptError
-	if errors.As(err, &ce) && (ce.tooLarge || ce.pythonOnly) {
+	if errors.As(err, &ce) && (ce.tooLarge || ce.pythonOnly || ce.hermesRaises) {
 		// It may be a record Hermes reads and keeps: judged by nobody
 		// here, so kept.
 		return decision{verdict: procstate.Unknown, action: ActionKeep, reason: oneLine(err.Error()) + "; kept unjudged"}
@@ -293,6 +293,14 @@ func (r *rules) unreadable(f fileFacts, err error) decision {
 }
 
 func (r *rules) young(t time.Time) bool { return r.now.Sub(t) < Grace }
+
+// readRaises reports whether Hermes' _read_json_file raises on a file the
+// one reader found err in, so that the Hermes code reading it removes
+// nothing.
+func readRaises(err error) bool {
+	var ce *CorruptError
+	return errors.As(err, &ce) && ce.hermesRaises
+}
 
 // usable is the one reader's error for a record, or, when it reads but
 // names no pid, that.
@@ -336,11 +344,14 @@ var runningStates = map[string]bool{"starting": true, "running": true, "draining
 // runtimeStatusRunning is get_runtime_status_running_pid on
 // gateway_state.json (nil when absent or unreadable): true when it names
 // a live gateway of this home, or when Hermes' own check raises on it (a
-// list or object for gateway_state), since Hermes then removes nothing.
+// list or object for gateway_state, or a file its reader raises on),
+// since Hermes then removes nothing.
 func (r *rules) runtimeStatusRunning(f *fileFacts) bool {
 	switch {
-	case f == nil || f.err != nil:
+	case f == nil:
 		return false
+	case f.err != nil:
+		return readRaises(f.err)
 	case f.rec.stateRaises:
 		return true
 	case f.rec.stateNone:

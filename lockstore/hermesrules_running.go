@@ -50,6 +50,12 @@ func (r *rules) pidFile(f fileFacts, lock lockState, lockRec *fileFacts, stateRu
 		rl.keep = false
 		return decide(f.rec, rl)
 	case lockHeld:
+		if readRaises(f.err) || (lockRec != nil && readRaises(lockRec.err)) {
+			// get_running_pid reads both records before it judges either:
+			// its reader raising on one, it removes nothing.
+			return decision{verdict: procstate.Unknown, action: ActionKeep,
+				reason: "gateway.pid or gateway.lock is a record Hermes' reader raises on, so Hermes removes nothing; kept"}
+		}
 		if err == nil {
 			if rl := r.runtimeRecord(f.rec); rl.keep {
 				return decide(f.rec, rl)

@@ -111,9 +111,11 @@ var ErrEmpty = errors.New("file is empty")
 type CorruptError struct {
 	Reason string
 	// tooLarge: larger than maxReadable, so never judged; pythonOnly:
-	// Python's json.loads may read it (NaN, Infinity) where Go's cannot.
-	// Either may be a record Hermes keeps, so the judge keeps it too.
-	tooLarge, pythonOnly bool
+	// Python's json.loads may read it (NaN, Infinity) where Go's cannot;
+	// hermesRaises: Hermes' reader raises on it (nested deeper than
+	// maxNesting) and removes nothing. Each may be a record Hermes keeps,
+	// so the judge keeps it too.
+	tooLarge, pythonOnly, hermesRaises bool
 }
 
 func (e *CorruptError) Error() string { return "corrupt record: " + e.Reason }
