@@ -8,6 +8,8 @@ package lockstore
 import (
 	"strconv"
 	"strings"
+
+	"github.com/hermes-agent/hermes-supervisor/procstate/pyparse"
 )
 
 // GatewaySubcommand mirrors Hermes' _gateway_command_subcommand: it
@@ -77,8 +79,10 @@ func GatewaySubcommand(cmdline string) (string, bool) {
 
 // shlexTokens splits like Python's shlex.split(s, posix=False): a token
 // that opens with a quote runs to the matching quote, quotes inside a word
-// are plain characters, and an unclosed quote falls back to a whitespace
-// split, as Hermes does on the ValueError.
+// are plain characters, and an unclosed quote falls back to str.split(),
+// as Hermes does on the ValueError. shlex's white space is four ASCII
+// characters; str.split()'s is every character str.isspace() is true of
+// (\x1c to \x1f and Unicode's spaces too).
 func shlexTokens(s string) []string {
 	space := func(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 	var out []string
@@ -90,7 +94,7 @@ func shlexTokens(s string) []string {
 		case c == '"' || c == '\'':
 			j := strings.IndexByte(s[i+1:], c)
 			if j < 0 {
-				return strings.Fields(s)
+				return pyparse.Split(s)
 			}
 			out = append(out, s[i:i+j+2])
 			i += j + 2
@@ -109,9 +113,9 @@ func shlexTokens(s string) []string {
 // joinArgv is how Hermes sees a command line: argv joined with spaces,
 // decoded as _read_process_cmdline decodes /proc/<pid>/cmdline, with
 // errors="ignore", so a byte that is not UTF-8 drops out ("herm\xffes"
-// reads "hermes").
+// reads "hermes"), then str.strip(), whose white space is Python's.
 func joinArgv(argv []string) string {
-	return strings.TrimSpace(strings.ToValidUTF8(strings.Join(argv, " "), ""))
+	return strings.TrimFunc(strings.ToValidUTF8(strings.Join(argv, " "), ""), pyparse.IsSpace)
 }
 
 // IsGatewayRun mirrors looks_like_gateway_command_line: a gateway `run`.
