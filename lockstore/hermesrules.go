@@ -256,22 +256,36 @@ func (r *rules) runtimeRecord(h hermesRecord) ruling {
 	if l.Stopped {
 		stopped = "; stopped, which Hermes still counts as running"
 	}
+	unread := "command line unreadable"
+	if l.Argv != nil {
+		unread = "command line " + quoteArgv(l.Argv) + " reads as blank to Hermes, which takes it for unreadable"
+	}
+	read := runtimeCmdlineRead(l.Argv)
 	switch {
 	case r.wroteItself(h, l):
 		// Stricter than Hermes: see wroteItself.
 		return keep(procstate.Alive, "same process (start time and command line match)"+stopped)
-	case l.Argv != nil && r.gateway(l.Argv, true) && !r.otherProfile(l.Argv):
+	case read && r.gateway(l.Argv, true) && !r.otherProfile(l.Argv):
 		return keep(procstate.Alive, "a live gateway"+stopped)
-	case l.Argv != nil && r.gateway(l.Argv, true):
+	case read && r.gateway(l.Argv, true):
 		// _record_matches_live_gateway_pid with expected_home: the pid was
 		// reused by the gateway of another profile.
 		return stale(procstate.Reused, "pid now runs the gateway of another profile, "+quoteArgv(l.Argv)+" (a named profile's gateway carries -p <name> on its argv)")
-	case l.Argv != nil:
+	case read:
 		return stale(procstate.Reused, "pid now runs "+quoteArgv(l.Argv))
 	case h.recordLooksLikeGateway():
-		return keep(procstate.Alive, "command line unreadable; the record is a gateway's"+stopped)
+		return keep(procstate.Alive, unread+"; the record is a gateway's"+stopped)
 	}
-	return stale(procstate.Reused, "command line unreadable and the record is not a gateway's")
+	return stale(procstate.Reused, unread+" and the record is not a gateway's")
+}
+
+// runtimeCmdlineRead reports whether _record_matches_live_gateway_pid
+// reads a live command line (its `not live_cmdline`): not when none was
+// read, nor when Hermes reads it as "" (see hermesStripsCmdline).
+// _scoped_lock_record_is_stale tests `is not None` instead, so there a
+// blank line is read, and no gateway's.
+func runtimeCmdlineRead(argv []string) bool {
+	return argv != nil && !(hermesStripsCmdline && joinArgv(argv) == "")
 }
 
 // unreadable is what Hermes does with a record _read_json_file returns
