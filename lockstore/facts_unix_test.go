@@ -64,7 +64,7 @@ func TestHomesAskOncePerName(t *testing.T) {
 		t.Errorf("a name asked before the bound: %q, %v", got, ok)
 	}
 	r := &rules{home: filepath.FromSlash("/home/me/.hermes"), expand: h.expand}
-	if !r.homeMatches(hermesRecord{Record: Record{HermesHome: "~oneTooMany/.hermes"}}) {
+	if m, _ := r.homeMatches(hermesRecord{Record: Record{HermesHome: "~oneTooMany/.hermes"}}); !m {
 		t.Error("a home past the bound did not match: its record could be swept as another home's")
 	}
 }

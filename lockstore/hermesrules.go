@@ -140,16 +140,17 @@ func (r *rules) gateway(argv []string, runtime bool) bool {
 
 // homeMatches mirrors _pid_record_belongs_to_current_profile: a record
 // without hermes_home (older Hermes) proves nothing and passes.
-// _canonical_hermes_home expands "~" first (os.path.expanduser).
-func (r *rules) homeMatches(h hermesRecord) bool {
+// _canonical_hermes_home expands "~" first (os.path.expanduser). raises:
+// Hermes' own resolve() raises on the path (see sameHome).
+func (r *rules) homeMatches(h hermesRecord) (match, raises bool) {
 	if h.HermesHome == "" {
-		return true
+		return true, false
 	}
 	home := h.HermesHome
 	if r.expand != nil {
 		var ok bool
 		if home, ok = r.expand(home); !ok {
-			return true // keeps more, never less
+			return true, false // keeps more, never less
 		}
 	}
 	return sameHome(home, r.home)
@@ -249,7 +250,11 @@ func (r *rules) runtimeRecord(h hermesRecord) ruling {
 	if h.homeRaises {
 		return keep(procstate.Unknown, "its hermes_home is no path, on which Hermes' own check raises; kept")
 	}
-	if !r.homeMatches(h) {
+	match, raises := r.homeMatches(h)
+	if raises {
+		return keep(procstate.Unknown, "its hermes_home leads through a loop of symbolic links, on which Hermes' own resolve() raises; kept")
+	}
+	if !match {
 		return stale(procstate.Reused, "record belongs to another Hermes home ("+h.HermesHome+")")
 	}
 	stopped := ""

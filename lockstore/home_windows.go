@@ -1,7 +1,25 @@
 package lockstore
 
-import "strings"
+import (
+	"path/filepath"
+	"strings"
+)
 
 // sameHome compares two Hermes homes as Hermes' _same_hermes_home does on
-// Windows, where os.path.normcase folds case.
-func sameHome(a, b string) bool { return strings.EqualFold(canonical(a), canonical(b)) }
+// Windows, where os.path.normcase folds case. raises is always false here:
+// see canonical.
+func sameHome(a, b string) (same, raises bool) {
+	return strings.EqualFold(canonical(a), canonical(b)), false
+}
+
+// canonical resolves symbolic links where it can, as Python's
+// Path.resolve(strict=False) does on Windows (ntpath.realpath): it
+// normalizes ".." lexically first, as Windows itself does, then follows
+// links; a path that does not resolve is only cleaned.
+func canonical(p string) string {
+	p = filepath.Clean(p)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
