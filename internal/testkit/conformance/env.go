@@ -248,7 +248,13 @@ func (e *Env) spawn(role, name string, args []string, env ...string) *Proc {
 	if err != nil {
 		e.T.Fatal(err)
 	}
-	cmd := exec.Command(path, args...)
+	return e.launch(exec.Command(path, args...), role, env...)
+}
+
+// launch starts cmd, a copy of the test binary, in role with extra
+// environment; it does not wait until the helper is ready.
+func (e *Env) launch(cmd *exec.Cmd, role string, env ...string) *Proc {
+	e.T.Helper()
 	cmd.Env = append(append(os.Environ(), roleEnv+"="+role), env...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()

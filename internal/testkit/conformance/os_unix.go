@@ -9,6 +9,9 @@ const (
 	// hasSignals: processes can be stopped, and exited children linger as
 	// zombies until reaped.
 	hasSignals = true
+	// isUnix: a process can be given any argv, argv[0] included, and a
+	// path's ".." applies to where the links before it lead.
+	isUnix = true
 )
 
 func stop(pid int) error { return syscall.Kill(pid, syscall.SIGSTOP) }

@@ -24,8 +24,9 @@ type Row struct {
 	// Deviation says why we differ from Hermes; empty when we agree.
 	Deviation string
 	// Needs names what the OS must offer: "signals" (SIGSTOP, zombies),
-	// "linux", "notlinux", or "unlink" (unlinking a file some process
-	// holds open).
+	// "linux", "notlinux", "unlink" (unlinking a file some process
+	// holds open), or "unix" (a process given an exact argv, argv[0]
+	// included, and paths whose ".." applies after a link, as POSIX has).
 	Needs string
 	// Build lays the files out and returns the judged file's path.
 	Build func(e *Env) string
@@ -42,6 +43,8 @@ func (r Row) Runs() (bool, string) {
 		return !onLinux, "macOS and Windows rule"
 	case "unlink":
 		return canUnlinkOpen, "an open file cannot be unlinked here"
+	case "unix":
+		return isUnix, "POSIX rule: an exact argv, and \"..\" resolved after links"
 	}
 	return true, ""
 }
@@ -109,9 +112,10 @@ const isoOffset = "2006-01-02T15:04:05.000000-07:00"
 
 // Rows returns every layout of hermes-verdicts.md, then ours, then
 // those of the second pass, then those of /proc as Hermes reads it, then
-// those of profiles and the multiplexer.
+// those of profiles and the multiplexer, then those where Python reads,
+// splits or resolves otherwise than Go.
 func Rows() []Row {
-	return append(append(append(append(firstPass(), secondPass()...), isoRows()...), procRows()...), profileRows()...)
+	return append(append(append(append(append(firstPass(), secondPass()...), isoRows()...), procRows()...), profileRows()...), pythonRows()...)
 }
 
 // RowsHere returns the rows that can be built on this OS (see Runs),
