@@ -24,7 +24,7 @@ func owns(rec Record, owner procstate.Identity) bool {
 // released are gateways that have just exited, not yet reaped: a pid
 // file or scoped lock whose record names one of them (owns) is theirs to
 // give up, whatever Hermes' rules would make of a zombie's pid, and is
-// removed as Release removes it (releaseOne).
+// removed as Release removes it (moveJudged).
 type released []procstate.Identity
 
 // releasedReason is a released file's reason, in its log line.
@@ -57,24 +57,13 @@ func (rel released) readReleasable(path string, kind Kind, read func(path string
 	return j, rel.release(&j)
 }
 
-// releaseOne removes e, a released file, through the directory it was
-// read in, only if it is still the file read and no process holds it.
-func (s *Store) releaseOne(dirs sweepDirs, e *judged) {
-	root, name, err := dirs.of(s.layout, e.Path)
-	if err != nil {
-		s.fail(e, "open directory", err)
-		return
-	}
-	if s.beforeRemove != nil {
-		s.beforeRemove(e.Path)
-	}
-	s.unlinkJudged(root, name, e, "release")
-}
-
-// unlinkJudged unlinks name in root, e's file, only if it is still the
-// file judged and no process holds it; op names the step in an error. A
-// swap inside the directory between this check and the unlink is still
-// possible; it can only unlink a name there.
+// unlinkJudged unlinks name in root, e's file, a leftover (a temp or a
+// .stale tombstone), only if it is still the file judged and no process
+// holds it; op names the step in an error. The name can still change
+// hands between the check and the unlink, so this is only for names no
+// gateway claims: a temp's name is random, and a .stale is a tombstone its
+// maker unlinks itself. A record is moved aside and proven first
+// (moveJudged).
 func (s *Store) unlinkJudged(root *os.Root, name string, e *judged, op string) {
 	if !s.stillJudged(root, name, e) {
 		return
@@ -115,9 +104,10 @@ const ownedBatch = 1024
 // Release removes the pid file and scoped locks naming owner after owner
 // has exited; it never touches other records. Like a sweep it reads and
 // removes through the home and lock dir opened once, and removes a file
-// only if it is still the one it read. A restart releases in the sweep
-// before the start instead (SweepBeforeStart).
-func (s *Store) Release(_ context.Context, owner procstate.Identity) ([]Entry, error) {
+// only once it is moved aside and proven to be the very file it read (as
+// a sweep removes a stale one: moveJudged). A restart releases in the
+// sweep before the start instead (SweepBeforeStart).
+func (s *Store) Release(ctx context.Context, owner procstate.Identity) ([]Entry, error) {
 	dirs, derr := s.openDirs()
 	defer dirs.close()
 	js, err := s.ownedFiles(dirs.ld, owner, func(p string) ([]byte, safefs.FileStamp, error) {
@@ -128,10 +118,14 @@ func (s *Store) Release(_ context.Context, owner procstate.Identity) ([]Entry, e
 		return safefs.ReadRoot(root, name, MaxRecordSize+1)
 	})
 	errs := []error{err, derr}
+	var bin *sweepBin
+	if len(js) > 0 {
+		bin = newSweepBin(dirs.bin) // a tag costs a getrandom: only for a file to move
+	}
 	es := make([]Entry, len(js))
 	for i := range js {
 		e := &js[i]
-		s.releaseOne(dirs, e)
+		s.moveJudged(ctx, dirs, dirs.ld, bin, e)
 		if e.Err != nil {
 			e.Error = e.Err.Error()
 			errs = append(errs, e.Err)

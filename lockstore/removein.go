@@ -3,6 +3,7 @@ package lockstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -19,6 +20,22 @@ import (
 // rename, fstatat, unlink and close, each on a name in an opened
 // directory.
 func (s *Store) removeIn(ctx context.Context, ld *safefs.Dir, bin *sweepBin, name string, e *judged) {
+	s.asideIn(ctx, ld, bin, name, e, func(to *safefs.Dir, aside string) {
+		if err := to.Remove(aside); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.fail(e, "remove", err)
+			return
+		}
+		e.Action = ActionSwept
+	})
+}
+
+// asideIn moves name in ld, e's file, aside as removeIn does, and hands
+// it to then, still held, only once the file moved is proven to be the
+// very file judged: a name checked and then acted on can change hands in
+// between, so only the re-stamp of the file moved, under a name no one
+// else writes, proves what was moved. Anything else is put back under its
+// name, never replacing a file, and then is not called.
+func (s *Store) asideIn(ctx context.Context, ld *safefs.Dir, bin *sweepBin, name string, e *judged, then func(to *safefs.Dir, aside string)) {
 	to, aside := bin.aside(ld, name)
 	if s.beforeRemove != nil {
 		s.beforeRemove(e.Path)
@@ -49,11 +66,7 @@ func (s *Store) removeIn(ctx context.Context, ld *safefs.Dir, bin *sweepBin, nam
 		if err == nil {
 			_ = to.Remove(aside)
 		}
-		where := aside
-		if to != ld {
-			where = filepath.Join(binName, aside)
-		}
-		s.putBack(e, kept, where, err)
+		s.putBack(e, kept, asideName(to, ld, aside), err)
 		return
 	}
 	if err != nil || !st.Same(e.stamp) {
@@ -64,11 +77,55 @@ func (s *Store) removeIn(ctx context.Context, ld *safefs.Dir, bin *sweepBin, nam
 			return
 		}
 	}
-	if err := to.Remove(aside); err != nil && !errors.Is(err, os.ErrNotExist) {
-		s.fail(e, "remove", err)
-		return
+	then(to, aside)
+}
+
+// quarantineIn moves name in ld, a corrupt file, to the first free name
+// of <name>.corrupt, <name>.corrupt.1, ... beside it, never replacing a
+// file, by way of asideIn: review-2 found a check of the name and then a
+// link of it moved a live gateway's fresh lock, which had taken the name
+// in between, to .corrupt and freed its token for a second gateway.
+func (s *Store) quarantineIn(ctx context.Context, ld *safefs.Dir, bin *sweepBin, name string, e *judged) {
+	s.asideIn(ctx, ld, bin, name, e, func(to *safefs.Dir, aside string) {
+		dst, err := firstFree(name+".corrupt", func(dst string) error { return moveNoReplaceIn(to, aside, ld, dst) })
+		if err == nil {
+			e.Action = ActionQuarantined
+			e.Reason += "; moved aside to " + filepath.Join(filepath.Dir(e.Path), dst)
+			return
+		}
+		// Not left aside, where a later sweep deletes leftovers: back
+		// under its name, as it was judged, for a person to see.
+		if perr := moveNoReplaceIn(to, aside, ld, name); perr != nil {
+			err = fmt.Errorf("%w; and it could not be put back, so it is at %s: move it back by hand before a later sweep removes it as a leftover: %w", err, asideName(to, ld, aside), perr)
+		}
+		s.fail(e, "move aside", err)
+	})
+}
+
+// asideName is where a file moved aside as aside in to lies, for a
+// message: in the bin, or beside its name.
+func asideName(to, ld *safefs.Dir, aside string) string {
+	if to != ld {
+		return filepath.Join(binName, aside)
 	}
-	e.Action = ActionSwept
+	return aside
+}
+
+// moveNoReplaceIn is moveNoReplace between two opened directories: it
+// moves name in from to dst in to, failing with os.ErrExist if dst exists.
+func moveNoReplaceIn(from *safefs.Dir, name string, to *safefs.Dir, dst string) error {
+	err := from.LinkTo(name, to, dst)
+	if err == nil {
+		return from.Remove(name)
+	}
+	if errors.Is(err, os.ErrExist) || errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	// No hard links here: as moveNoReplace, check and rename.
+	if _, serr := to.Stamp(dst); serr == nil || errors.Is(serr, safefs.ErrNotRegular) {
+		return fmt.Errorf("%s: %w", dst, os.ErrExist)
+	}
+	return from.MoveTo(name, to, dst)
 }
 
 // holdJudged is stillJudged through Hold: name must still be the file

@@ -203,47 +203,15 @@ func (s *Store) logEntry(e Entry) {
 }
 
 func (s *Store) act(ctx context.Context, dirs sweepDirs, ld *safefs.Dir, bin *sweepBin, e *judged, beforeStart bool) {
-	if e.released {
-		s.releaseOne(dirs, e)
-		return
-	}
 	if e.in != nil {
 		if e.Action == ActionSweep {
 			s.removeHeld(e.in, filepath.Base(e.Path), e)
 		}
 		return
 	}
-	var root *os.Root
-	var name string
-	if e.Action == ActionSweep || e.Action == ActionQuarantine {
-		var err error
-		if root, name, err = dirs.of(s.layout, e.Path); err != nil {
-			s.fail(e, "open directory", err)
-			return
-		}
-	}
 	switch e.Action {
-	case ActionSweep:
-		if e.Kind == KindLeftover {
-			s.unlinkJudged(root, name, e, "remove")
-			return
-		}
-		if ld != nil && root == dirs.lock {
-			s.removeIn(ctx, ld, bin, name, e)
-			return
-		}
-		s.remove(ctx, root, name, e)
-	case ActionQuarantine:
-		if !s.stillJudged(root, name, e) {
-			return
-		}
-		dst, err := quarantine(root, name)
-		if err != nil {
-			s.fail(e, "move aside", err)
-			return
-		}
-		e.Action = ActionQuarantined
-		e.Reason += "; moved aside to " + filepath.Join(filepath.Dir(e.Path), dst)
+	case ActionSweep, ActionQuarantine:
+		s.moveJudged(ctx, dirs, ld, bin, e)
 	case ActionMarkStopped:
 		// A zombie never writes again, and Hermes main counts it dead
 		// (older Hermes reads no state file): the gateway that just
@@ -264,6 +232,39 @@ func (s *Store) act(ctx context.Context, dirs sweepDirs, ld *safefs.Dir, bin *sw
 		if err != nil {
 			s.fail(e, "rewrite", err)
 		}
+	}
+}
+
+// moveJudged removes or quarantines e, as its action says (a released
+// file is removed), through the opened directory that holds it, and only
+// the very file judged: in the lock dir through ld and the bin
+// (removeIn), in the home by a rename to .stale (remove). A quarantine
+// in the home, rare, opens the home as a safefs.Dir for the moves of
+// quarantineIn.
+func (s *Store) moveJudged(ctx context.Context, dirs sweepDirs, ld *safefs.Dir, bin *sweepBin, e *judged) {
+	root, name, err := dirs.of(s.layout, e.Path)
+	if err != nil {
+		s.fail(e, "open directory", err)
+		return
+	}
+	inLockDir := ld != nil && root == dirs.lock
+	switch {
+	case e.Action == ActionQuarantine && inLockDir:
+		s.quarantineIn(ctx, ld, bin, name, e)
+	case e.Action == ActionQuarantine:
+		d, err := safefs.OpenIn(root)
+		if err != nil {
+			s.fail(e, "open directory", err)
+			return
+		}
+		defer d.Close()
+		s.quarantineIn(ctx, d, nil, name, e)
+	case e.Kind == KindLeftover:
+		s.unlinkJudged(root, name, e, "remove")
+	case inLockDir:
+		s.removeIn(ctx, ld, bin, name, e)
+	default:
+		s.remove(ctx, root, name, e)
 	}
 }
 
@@ -299,16 +300,9 @@ func (s *Store) stillJudged(root *os.Root, name string, e *judged) bool {
 	return true
 }
 
-// maxQuarantines bounds the names quarantine tries; a lock dir holding
+// maxQuarantines bounds the names quarantineIn tries; a lock dir holding
 // that many copies of one corrupt file needs a person, not another copy.
 const maxQuarantines = 1000
-
-// quarantine moves name in root aside to the first free name of
-// <name>.corrupt, <name>.corrupt.1, ... and returns it. The move never
-// replaces a file, so an earlier quarantine's bytes are never lost.
-func quarantine(root *os.Root, name string) (string, error) {
-	return firstFree(name+".corrupt", func(dst string) error { return moveNoReplace(root, name, dst) })
-}
 
 // firstFree moves a file, with move (which never replaces one: it fails
 // with os.ErrExist), to the first free name of base, base.1, ... (at most
