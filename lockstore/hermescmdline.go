@@ -26,7 +26,9 @@ func GatewaySubcommand(cmdline string) (string, bool) {
 	tokens := make([]string, len(raw))
 	basenames := make([]string, len(raw))
 	for i, t := range raw {
-		t = strings.ToLower(strings.ReplaceAll(strings.Trim(t, `"'`), `\`, "/"))
+		// str.lower(), not strings.ToLower: "--PROFİLE" is no profile
+		// flag to Hermes, whose İ lowers to "i" and a combining dot.
+		t = pyparse.Lower(strings.ReplaceAll(strings.Trim(t, `"'`), `\`, "/"))
 		tokens[i] = t
 		basenames[i] = t[strings.LastIndexByte(t, '/')+1:]
 	}
@@ -165,25 +167,50 @@ func quoteArgv(argv []string) string {
 // (gateway/status.py @ 00067189): whether a gateway command line is the
 // gateway of the named profile whose home is home. Hermes identifies a
 // named profile's gateway by its argv, never its environment: the line,
-// lower-cased, must hold "--profile <name>", "-p <name>" or
-// "hermes_home=<home>" (substrings, as Hermes tests them). Newer Hermes
-// also reads "--profile=<name>" and "\" as "/": both count here too, so
-// that a line any Hermes calls this profile's is this profile's (a record
-// is kept, never swept, where any Hermes keeps it). It is Hermes' rule for
-// named profiles only: home must be one (NamedProfile), else it reports
-// true, leaving a root home's records to the rules that judged them before.
+// lower-cased, must name the profile with `-p <name>` or `--profile <name>`
+// (the first such flag of str.split(), whatever white space lies between)
+// or hold "hermes_home=<home>". Newer Hermes also reads "--profile=<name>"
+// and "\" as "/", and older Hermes tested the flags as substrings: all
+// count here too, so that a line any Hermes calls this profile's is this
+// profile's (a record is kept, never swept, where any Hermes keeps it).
+// It is Hermes' rule for named profiles only: home must be one
+// (NamedProfile), else it reports true, leaving a root home's records to
+// the rules that judged them before.
 func CommandLineBelongsToProfile(argv []string, home string) bool {
 	name, ok := NamedProfile(home)
 	if !ok {
 		return true
 	}
-	// Normalizing both sides keeps every match of the raw test.
-	slash := func(s string) string { return strings.ReplaceAll(strings.ToLower(s), `\`, "/") }
-	line := slash(joinArgv(argv))
-	for _, needle := range []string{"--profile " + name, "-p " + name, "hermes_home=" + slash(home), "--profile=" + name} {
+	// str.lower() on both sides, then both sigmas as one: Python's choice
+	// of the final one hangs on the letters around it, and on Unicode
+	// tables newer in Go than in Python 3.11, so folding them keeps every
+	// match Python makes (and may make more, which keeps more).
+	lower := func(s string) string {
+		return strings.ReplaceAll(strings.ReplaceAll(pyparse.Lower(s), "ς", "σ"), `\`, "/")
+	}
+	line := lower(joinArgv(argv))
+	if profileFlagValue(pyparse.Split(line)) == name {
+		return true
+	}
+	for _, needle := range []string{"--profile " + name, "-p " + name, "hermes_home=" + lower(home), "--profile=" + name} {
 		if strings.Contains(line, needle) {
 			return true
 		}
 	}
 	return false
+}
+
+// profileFlagValue mirrors Hermes' profile_flag_value: the value of the
+// first `--profile=X`, or of the first `-p X` or `--profile X`, among
+// tokens; "" when there is none.
+func profileFlagValue(tokens []string) string {
+	for i, t := range tokens {
+		if v, ok := strings.CutPrefix(t, "--profile="); ok {
+			return v
+		}
+		if (t == "-p" || t == "--profile") && i+1 < len(tokens) {
+			return tokens[i+1]
+		}
+	}
+	return ""
 }

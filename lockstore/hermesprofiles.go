@@ -15,8 +15,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"sync"
+
+	"github.com/hermes-agent/hermes-supervisor/procstate/pyparse"
 )
 
 // DefaultProfile names the root home's own profile: `-p default` is the
@@ -58,7 +59,7 @@ func ValidateProfileName(name string) error {
 	case profileID().MatchString(name):
 		return nil
 	}
-	if canon := strings.ToLower(strings.TrimSpace(name)); canon != name && (canon == DefaultProfile || profileID().MatchString(canon)) {
+	if canon := pyparse.Lower(pyparse.Strip(name)); canon != name && (canon == DefaultProfile || profileID().MatchString(canon)) {
 		return fmt.Errorf("%w: write it as Hermes stores it, %q", ErrProfileName, canon)
 	}
 	return fmt.Errorf("%w: use 1 to 64 lowercase letters, digits, - and _, starting with a letter or digit", ErrProfileName)

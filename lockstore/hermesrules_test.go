@@ -116,7 +116,7 @@ func rowFacts() map[string]facts {
 	restart := []string{"/opt/bin/hermes", "gateway", "restart"}
 	gwpy := []string{"/usr/bin/python3", "gw.py", "gateway", "run"}
 	now := time.Now().UTC()
-	return merge(secondPassFacts(), procRowFacts(), profileFacts(), pythonRowFacts(), map[string]facts{
+	return merge(secondPassFacts(), procRowFacts(), profileFacts(), pythonRowFacts(), caseRowFacts(), map[string]facts{
 		"P01":  held(gw),
 		"P02":  free(gw, deadProc),
 		"P03":  free(rec(pidGateway, argvGateway, ruleHome, "start_time", nil), deadProc),

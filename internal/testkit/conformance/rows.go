@@ -113,9 +113,10 @@ const isoOffset = "2006-01-02T15:04:05.000000-07:00"
 // Rows returns every layout of hermes-verdicts.md, then ours, then
 // those of the second pass, then those of /proc as Hermes reads it, then
 // those of profiles and the multiplexer, then those where Python reads,
-// splits or resolves otherwise than Go.
+// splits or resolves otherwise than Go, then those where it lowers or
+// splits a command line otherwise.
 func Rows() []Row {
-	return append(append(append(append(append(firstPass(), secondPass()...), isoRows()...), procRows()...), profileRows()...), pythonRows()...)
+	return append(append(append(append(append(append(firstPass(), secondPass()...), isoRows()...), procRows()...), profileRows()...), pythonRows()...), caseRows()...)
 }
 
 // RowsHere returns the rows that can be built on this OS (see Runs),
