@@ -2,13 +2,17 @@ package lockstore
 
 import (
 	"path/filepath"
-	"strings"
+
+	"github.com/hermes-agent/hermes-supervisor/procstate/pyparse"
 )
 
 // DefaultHermesHome returns Hermes' home: $HERMES_HOME if non-blank, else
 // the per-OS default with HERMES_DATA_DIR_SUFFIX appended to its name.
+// Hermes strips HERMES_HOME with str.strip() (_get_process_hermes_home),
+// whose white space includes \x1c-\x1f: a home strings.TrimSpace left
+// them on would be a directory the gateway we start never writes to.
 func DefaultHermesHome(getenv func(string) string) (string, error) {
-	if h := strings.TrimSpace(getenv("HERMES_HOME")); h != "" {
+	if h := pyparse.Strip(getenv("HERMES_HOME")); h != "" {
 		return h, nil
 	}
 	base, name, err := defaultHomeParent(getenv)
@@ -27,12 +31,18 @@ const (
 	WindowsHomeName = "hermes"
 )
 
-// DefaultLockDir returns Hermes' machine-wide scoped-lock directory.
+// DefaultLockDir returns Hermes' machine-wide scoped-lock directory, as
+// _get_lock_dir finds it: HERMES_GATEWAY_LOCK_DIR and XDG_STATE_HOME are
+// taken as they are, white space and all, when not empty (Hermes strips
+// neither), so that a gateway started by hand with the same environment
+// shares our lock dir and its token locks stay in sight. (Hermes would
+// also take an XDG_STATE_HOME set to "" for "."; getenv cannot tell it
+// from unset, so that one falls back to the default.)
 func DefaultLockDir(getenv func(string) string) (string, error) {
-	if d := strings.TrimSpace(getenv("HERMES_GATEWAY_LOCK_DIR")); d != "" {
+	if d := getenv("HERMES_GATEWAY_LOCK_DIR"); d != "" {
 		return d, nil
 	}
-	if x := strings.TrimSpace(getenv("XDG_STATE_HOME")); x != "" {
+	if x := getenv("XDG_STATE_HOME"); x != "" {
 		return filepath.Join(x, "hermes", "gateway-locks"), nil
 	}
 	home, err := userHome(getenv)

@@ -3,10 +3,13 @@ package lockstore
 import (
 	"os"
 	"path/filepath"
+
+	"github.com/hermes-agent/hermes-supervisor/procstate/pyparse"
 )
 
 func defaultHomeParent(getenv func(string) string) (string, string, error) {
-	if l := getenv(WindowsHomeBase); l != "" {
+	// Hermes strips LOCALAPPDATA with str.strip().
+	if l := pyparse.Strip(getenv(WindowsHomeBase)); l != "" {
 		return l, WindowsHomeName, nil
 	}
 	h, err := userHome(getenv)

@@ -19,6 +19,7 @@ import (
 	"github.com/hermes-agent/hermes-supervisor/platform/passwd"
 	"github.com/hermes-agent/hermes-supervisor/platform/service"
 	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
+	"github.com/hermes-agent/hermes-supervisor/procstate/pyparse"
 	"github.com/hermes-agent/hermes-supervisor/supervisor"
 )
 
@@ -445,7 +446,7 @@ func origins(g *globals, acct *service.Account) service.Origins {
 	switch {
 	case g.home != "":
 		o.Home = typed("--home")
-	case strings.TrimSpace(g.getenv("HERMES_HOME")) != "":
+	case pyparse.Strip(g.getenv("HERMES_HOME")) != "":
 		o.Home = env("HERMES_HOME")
 	case g.getenv("HERMES_HOME") == "" && g.file.Home != "":
 		o.Home = file("home")
@@ -459,9 +460,9 @@ func origins(g *globals, acct *service.Account) service.Origins {
 		o.LockDir = typed("--lock-dir")
 	case g.getenv("HERMES_GATEWAY_LOCK_DIR") == "" && g.file.LockDir != "":
 		o.LockDir = file("lock_dir")
-	case strings.TrimSpace(g.getenv("HERMES_GATEWAY_LOCK_DIR")) != "":
+	case g.getenv("HERMES_GATEWAY_LOCK_DIR") != "":
 		o.LockDir = env("HERMES_GATEWAY_LOCK_DIR")
-	case strings.TrimSpace(g.getenv("XDG_STATE_HOME")) != "":
+	case g.getenv("XDG_STATE_HOME") != "":
 		o.LockDir = env("XDG_STATE_HOME")
 	default:
 		o.LockDir = fromHome
