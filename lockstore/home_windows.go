@@ -1,15 +1,12 @@
 package lockstore
 
-import (
-	"path/filepath"
-	"strings"
-)
+import "path/filepath"
 
 // sameHome compares two Hermes homes as Hermes' _same_hermes_home does on
-// Windows, where os.path.normcase folds case. raises is always false here:
-// see canonical.
+// Windows, where os.path.normcase folds case (homesFoldEqual). raises is
+// always false here: see canonical.
 func sameHome(a, b string) (same, raises bool) {
-	return strings.EqualFold(canonical(a), canonical(b)), false
+	return homesFoldEqual(canonical(a), canonical(b)), false
 }
 
 // canonical resolves symbolic links where it can, as Python's
