@@ -217,12 +217,9 @@ func waitDeadline(alarm *alarm.Alarm, run runner, events chan<- event, stop <-ch
 	}
 }
 
-// inTree reports whether pid is the gateway (root) or in its process
-// group: every helper the gateway starts stays in the group it leads.
+// inTree reports whether pid is the gateway (root) or in the process group
+// and session it leads: every helper the gateway starts stays in both, and
+// no process outside its session can join them.
 func inTree(pid, root int) bool {
-	if pid == root {
-		return true
-	}
-	pg, err := proctree.ProcessGroup(pid)
-	return err == nil && pg == root
+	return pid == root || proctree.InLeadersGroup(pid, root)
 }

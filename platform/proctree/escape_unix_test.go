@@ -51,16 +51,17 @@ func escapeHelper() {
 		spawn("pgrp-child", nil)
 	case "pgrp-child":
 		spawn("sleeper", &syscall.SysProcAttr{Setpgid: true})
-	case "leave": // the root itself leaves its group, for its parent's
+	case "leave": // the root itself tries to leave its group, for its parent's
 		spawn("sleeper", nil)
-		if err := unix.Setpgid(0, unix.Getpgrp()); err != nil {
-			os.Exit(3)
-		}
 		pg, _ := unix.Getpgid(os.Getppid())
-		if err := unix.Setpgid(0, pg); err != nil {
-			os.Exit(3)
+		// A session leader's group is fixed: the root, in a session of its
+		// own, cannot leave it (EPERM), and nothing outside its session can
+		// join it.
+		if err := unix.Setpgid(0, pg); errors.Is(err, unix.EPERM) {
+			say("stayed")
+		} else {
+			say("left")
 		}
-		say("left")
 	case "fork": // a helper in a session of its own that forks without end
 		spawn("forker", &syscall.SysProcAttr{Setsid: true})
 	case "forker":
@@ -102,6 +103,8 @@ func (e *escaped) read(t *testing.T, r *bufio.Reader, want int, also string) {
 			e.procs[pid] = p.start
 		case also:
 			alsoSeen = true
+		case "left":
+			t.Fatalf("the root %d left its process group for its parent's: it does not lead a session of its own", pid)
 		default:
 			e.sigs = append(e.sigs, strings.TrimSpace(line))
 		}
@@ -111,8 +114,8 @@ func (e *escaped) read(t *testing.T, r *bufio.Reader, want int, also string) {
 // TestKillTakesEscapedProcesses attacks Tree.Kill with a tree that leaves
 // its process group every way a process can, each process ignoring every
 // catchable signal: a helper in its own session, a double-forked orphan,
-// a grandchild in a group of its own, a root that joins its parent's
-// group, a helper that forks without end. Kill and Wait must return, every
+// a grandchild in a group of its own, a root that tries to join its
+// parent's group (and must be refused: it leads its own session), a helper that forks without end. Kill and Wait must return, every
 // process of the tree must be dead, and a sentinel, another tree's root
 // started with the same Reaper, must get no signal.
 func TestKillTakesEscapedProcesses(t *testing.T) {
@@ -131,7 +134,7 @@ func TestKillTakesEscapedProcesses(t *testing.T) {
 		{role: "setsid", n: 2},
 		{role: "orphan", n: 3, linuxOnly: true},
 		{role: "pgrp", n: 3},
-		{role: "leave", n: 2, also: "left"},
+		{role: "leave", n: 2, also: "stayed"},
 		{role: "fork", n: 2},
 	} {
 		t.Run(tc.role, func(t *testing.T) {

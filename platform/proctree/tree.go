@@ -307,6 +307,13 @@ func (t *Tree) TerminateMember(pid int, same func() bool) error {
 // the planned-stop marker written before is the request.
 func (t *Tree) Terminate() error { return t.terminate() }
 
+// InLeadersGroup reports whether pid is in the process group that leader
+// leads, within the session leader leads. Every gateway the supervisor
+// starts leads its own session and group, so only its descendants can be
+// in both; a process of another session that joined the group (possible
+// only while the gateway shares that session) is not. False on Windows.
+func InLeadersGroup(pid, leader int) bool { return inLeadersGroup(pid, leader) }
+
 // ProcessGroup returns the process group of pid. Every gateway the
 // supervisor starts leads its own group; its helpers share it. On Windows,
 // where a gateway's tree is a job object that dies with the supervisor that

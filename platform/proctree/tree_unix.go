@@ -33,7 +33,15 @@ func (t *Tree) start(in *Cgroups) error {
 	if t.cmd.SysProcAttr == nil {
 		t.cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	t.cmd.SysProcAttr.Setpgid = true
+	// A session of its own, not only a group: any process of a session may
+	// join any group of that session, so a gateway left in ours would share
+	// its group with whatever our terminal's shell starts. In its own session
+	// only its descendants can join the group it leads (setsid makes it the
+	// leader of both). It had no terminal to lose: its stdin is /dev/null and
+	// its output our pipes, and a group not in the foreground never got the
+	// terminal's signals anyway.
+	t.cmd.SysProcAttr.Setsid = true
+	t.cmd.SysProcAttr.Setpgid = false
 	t.cmd.SysProcAttr.Pgid = 0
 	return t.startIn(in)
 }
@@ -61,6 +69,12 @@ func (t *Tree) killTree() error {
 	}
 	walkErr := t.walkTree()
 	var errs []error
+	// Members outside the root's group die first. The root leads a session
+	// of its own, so a group in it whose members are stopped (as the walk
+	// left them) and whose last parent in the session exits is orphaned:
+	// the kernel then sends it SIGHUP and SIGCONT, a moment to run a
+	// handler. A process whose SIGKILL is already pending runs none.
+	errs = t.killMembers(errs, func(m *member) bool { return m.e.pgid != root })
 	// A root whose every thread has exited is a zombie: a signal does
 	// nothing to it, and Wait's kill, on the restart's path, skips it.
 	if !t.sys.rootExited {
@@ -71,8 +85,17 @@ func (t *Tree) killTree() error {
 	if err := unix.Kill(-root, unix.SIGKILL); err != nil && !errors.Is(err, unix.ESRCH) {
 		errs = append(errs, fmt.Errorf("kill process group %d: %w", root, err))
 	}
+	errs = t.killMembers(errs, func(m *member) bool { return m.e.pgid == root })
+	if walkErr != nil {
+		errs = append(errs, walkErr)
+	}
+	return errors.Join(errs...)
+}
+
+// killMembers SIGKILLs the members that pick selects and are not dead yet.
+func (t *Tree) killMembers(errs []error, pick func(*member) bool) []error {
 	for _, m := range t.sys.members {
-		if m.dead {
+		if m.dead || !pick(m) {
 			continue
 		}
 		err := m.h.signal(m.e, unix.SIGKILL)
@@ -84,10 +107,7 @@ func (t *Tree) killTree() error {
 			errs = append(errs, fmt.Errorf("kill process %d (%q, %s): %w", m.e.pid, m.e.name, m.via, err))
 		}
 	}
-	if walkErr != nil {
-		errs = append(errs, walkErr)
-	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // member is a process of the tree found beyond the root.
@@ -285,8 +305,7 @@ func (t *Tree) release() {
 // tree's alone; same runs after the group check, and a pid that died in
 // between fails it by its start time.
 func (t *Tree) holds(pid int, same func() bool) bool {
-	pg, err := unix.Getpgid(pid)
-	return err == nil && pg == t.cmd.Process.Pid && same()
+	return inLeadersGroup(pid, t.cmd.Process.Pid) && same()
 }
 
 func (t *Tree) terminateMember(pid int) error {
@@ -333,6 +352,18 @@ func killProcess(pid int) error {
 // supervisor starts leads its own group; its helpers share it.
 func processGroup(pid int) (int, error) {
 	return unix.Getpgid(pid)
+}
+
+// inLeadersGroup: the session is checked as well as the group, so that a
+// gateway that somehow shares a session (started by an older supervisor)
+// still gives nothing to a process that joined its group from outside.
+func inLeadersGroup(pid, leader int) bool {
+	pg, err := unix.Getpgid(pid)
+	if err != nil || pg != leader {
+		return false
+	}
+	sid, err := unix.Getsid(pid)
+	return err == nil && sid == leader
 }
 
 // awaitTick is how often awaitKilled looks again where no handle can be

@@ -157,6 +157,10 @@ func killProcess(pid int) error {
 // gateway's tree is a job object that dies with the supervisor that made it.
 func processGroup(pid int) (int, error) { return 0, errors.ErrUnsupported }
 
+// inLeadersGroup is false on Windows, which has no process groups: the
+// job object holds the tree.
+func inLeadersGroup(pid, leader int) bool { return false }
+
 // survivors reports the root while it still runs: the job object took
 // every other process of the tree with it.
 func (t *Tree) survivors() []Unkilled {
