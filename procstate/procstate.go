@@ -62,6 +62,14 @@ func (v Verdict) Stale() bool {
 	return v == Dead || v == Zombie || v == Stopped || v == Reused
 }
 
+// Gone reports whether the process is no more: dead, a zombie, or someone
+// else now. A stopped process is not gone: Stale's rule (Hermes', for the
+// files of a stopped owner) is not one of liveness, and a process stopped
+// by Ctrl-Z or SIGSTOP runs on after SIGCONT.
+func (v Verdict) Gone() bool {
+	return v == Dead || v == Zombie || v == Reused
+}
+
 // Identity names one process across time: a pid alone is not enough, because
 // the kernel hands it out again.
 type Identity struct {
@@ -191,6 +199,19 @@ func (p *Prober) Self(ctx context.Context) (Identity, error) {
 // readable command line is not a gateway is Reused, as in Hermes'
 // _scoped_lock_record_is_stale.
 func (p *Prober) Judge(ctx context.Context, rec Identity, isGateway func([]string) bool) Observation {
+	return p.judge(ctx, rec, isGateway, true)
+}
+
+// Liveness judges rec as Judge does, except that a stopped process is
+// judged by its identity like any other: Stopped only when it is the
+// recorded process, else Reused. Judge calls any stopped process Stopped
+// at once, since its files are stale whoever it is; whether a process
+// still runs needs to know that it is the one recorded.
+func (p *Prober) Liveness(ctx context.Context, rec Identity, isGateway func([]string) bool) Observation {
+	return p.judge(ctx, rec, isGateway, false)
+}
+
+func (p *Prober) judge(ctx context.Context, rec Identity, isGateway func([]string) bool, stoppedIsStale bool) Observation {
 	obs := Observation{Live: Identity{PID: rec.PID}}
 	if rec.PID <= 0 {
 		obs.Verdict, obs.Reason = Dead, fmt.Sprintf("pid %d is not a process id", rec.PID)
@@ -216,7 +237,7 @@ func (p *Prober) Judge(ctx context.Context, rec Identity, isGateway func([]strin
 	case st.zombie:
 		obs.Verdict, obs.Reason = Zombie, "process is a zombie"
 		return obs
-	case st.stopped:
+	case st.stopped && stoppedIsStale:
 		obs.Verdict, obs.Reason = Stopped, "process is stopped"
 		return obs
 	case OwnerConflict(rec.WriterUID, st.uid):
@@ -253,7 +274,7 @@ func (p *Prober) Judge(ctx context.Context, rec Identity, isGateway func([]strin
 			obs.Reason = fmt.Sprintf("start time %d matches recorded %d but pid now runs %s", *st.start, *rec.StartTime, quoteArgv(argv))
 			return obs
 		}
-		obs.Verdict, obs.Reason = Alive, "same process (start time and command line match)"
+		obs.Verdict, obs.Reason = alive(st.stopped, "same process (start time and command line match)")
 		return obs
 	}
 	if rec.StartTime != nil && st.start != nil && d != 0 {
@@ -273,17 +294,26 @@ func (p *Prober) Judge(ctx context.Context, rec Identity, isGateway func([]strin
 		obs.Reason = "command line unreadable and record is not a gateway"
 		return obs
 	}
-	obs.Verdict, obs.Reason = Alive, "same process"
+	obs.Verdict, obs.Reason = alive(st.stopped, "same process")
 	return obs
 }
 
-// WaitGone waits until rec no longer names a live process, checking every
-// interval: it is for processes we did not start and so cannot wait on.
+// alive is the verdict on the recorded process, found running or stopped.
+func alive(stopped bool, why string) (Verdict, string) {
+	if stopped {
+		return Stopped, why + ", stopped"
+	}
+	return Alive, why
+}
+
+// WaitGone waits until rec no longer names a live process (see Gone: a
+// stopped one still does), checking every interval: it is for processes
+// we did not start and so cannot wait on.
 func (p *Prober) WaitGone(ctx context.Context, rec Identity, isGateway func([]string) bool, interval time.Duration) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		if v := p.Judge(ctx, rec, isGateway).Verdict; v.Stale() {
+		if v := p.Liveness(ctx, rec, isGateway).Verdict; v.Gone() {
 			return nil
 		}
 		select {

@@ -295,7 +295,7 @@ func (o *orphan) abandon(why error) {
 // clears its helpers; a live process that is no longer provably ours is
 // abandoned.
 func (o *orphan) unproven(err error) {
-	if o.prober.Judge(context.Background(), o.id, o.matches).Verdict.Stale() {
+	if o.prober.Liveness(context.Background(), o.id, o.matches).Verdict.Gone() {
 		return
 	}
 	o.abandon(err)
@@ -354,7 +354,7 @@ func (o *orphan) Kill() error {
 
 // survivors: the previous supervisor's gateway, while it still runs.
 func (o *orphan) survivors() []proctree.Unkilled {
-	if o.prober.Judge(context.Background(), o.id, o.matches).Verdict.Stale() {
+	if o.prober.Liveness(context.Background(), o.id, o.matches).Verdict.Gone() {
 		return nil
 	}
 	return []proctree.Unkilled{{PID: o.id.PID, Why: "the gateway of a previous supervisor still runs after its group was killed"}}

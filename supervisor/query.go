@@ -25,6 +25,18 @@ var ErrNoHome = errors.New("the Hermes home does not exist")
 // a directory.
 var ErrHomeNotDir = errors.New("the Hermes home is not a directory")
 
+// ErrSupervisorStopped reports that the supervisor of a home is stopped
+// (Ctrl-Z, SIGSTOP, a debugger): alive, and holding the home, but unable
+// to answer until it is continued.
+var ErrSupervisorStopped = errors.New("the supervisor cannot answer")
+
+// stoppedError says that the supervisor st names is stopped, and how to
+// continue it.
+func stoppedError(st *Status) error {
+	return fmt.Errorf("%w: supervisor pid %d is stopped (Ctrl-Z, SIGSTOP or a debugger) and answers nothing until it gets SIGCONT: "+
+		"run `fg` in its shell, or `kill -CONT %d`", ErrSupervisorStopped, st.Supervisor.PID, st.Supervisor.PID)
+}
+
 // AwaitSupervisorExit waits until the supervisor st names has exited, or
 // ctx ends. A supervisor answers a stop just before it exits, and until it
 // has, its service manager still counts the service up (systemd:
@@ -33,14 +45,14 @@ var ErrHomeNotDir = errors.New("the Hermes home is not a directory")
 // names that supervisor (start time, command line) is a supervisor gone.
 // The pid is as the supervisor sees it: from another PID namespace it
 // names another process here (or init, pid 1, which is never waited on),
-// and there is nothing to wait for.
+// and there is nothing to wait for. A stopped supervisor has not exited.
 func AwaitSupervisorExit(ctx context.Context, st *Status) error {
 	if st == nil || st.Supervisor.PID <= 0 {
 		return nil
 	}
 	self, argvEqual := st.supervisorSelf()
 	prober := procstate.NewProber(procstate.Options{StartTolerance: -1})
-	err := proctree.AwaitExit(ctx, self.PID, func() bool { return !prober.Judge(ctx, self, argvEqual).Verdict.Stale() })
+	err := proctree.AwaitExit(ctx, self.PID, func() bool { return !prober.Liveness(ctx, self, argvEqual).Verdict.Gone() })
 	switch {
 	case errors.Is(err, proctree.ErrNotSame), errors.Is(err, proctree.ErrRefused):
 		return nil
@@ -74,6 +86,15 @@ func QueryStatus(ctx context.Context, layout lockstore.Layout) (*Status, error) 
 	case err == nil && !fi.IsDir():
 		return nil, fmt.Errorf("%s is a file: %w: pass --home a directory", layout.Home, ErrHomeNotDir)
 	}
+	prober := procstate.NewProber(procstate.Options{StartTolerance: -1})
+	// A stopped supervisor cannot answer: asked, it would only use up the
+	// timeout. Its state file names it, and its process state says so now.
+	if st, err := ReadStatusFile(layout.SupervisorState()); err == nil {
+		self, argvEqual := st.supervisorSelf()
+		if prober.Liveness(ctx, self, argvEqual).Verdict == procstate.Stopped {
+			return nil, stoppedError(st)
+		}
+	}
 	callCtx, cancel := answerContext(ctx)
 	resp, err := CallHome(callCtx, layout.Home, "status")
 	cancel()
@@ -85,7 +106,6 @@ func QueryStatus(ctx context.Context, layout lockstore.Layout) (*Status, error) 
 	}
 	// No answer, for whatever reason, is no verdict: the state file may
 	// still say what the supervisor last did, and whether it lives.
-	prober := procstate.NewProber(procstate.Options{StartTolerance: -1})
 	st, ferr := ReadStatusFile(layout.SupervisorState())
 	switch {
 	case errors.Is(ferr, ErrNoState):
@@ -95,7 +115,12 @@ func QueryStatus(ctx context.Context, layout lockstore.Layout) (*Status, error) 
 		return nil, ferr
 	default:
 		self, argvEqual := st.supervisorSelf()
-		if prober.Judge(ctx, self, argvEqual).Verdict.Stale() {
+		v := prober.Liveness(ctx, self, argvEqual).Verdict
+		if v == procstate.Stopped {
+			// Stopped while we asked.
+			return nil, stoppedError(st)
+		}
+		if v.Gone() {
 			// The file's words are escaped where our sentence embeds
 			// them: the sentence is ours, in JSON output too.
 			state, reason := termtext.Quote(string(st.State)), termtext.Quote(st.Reason)
@@ -158,7 +183,7 @@ func ownerNote(ctx context.Context, prober *procstate.Prober, layout lockstore.L
 	if err != nil {
 		return ""
 	}
-	if prober.Judge(ctx, rec.Identity(), lockstore.IsGatewayArgv).Verdict.Stale() {
+	if prober.Liveness(ctx, rec.Identity(), lockstore.IsGatewayArgv).Verdict.Gone() {
 		return fmt.Sprintf("; %s names pid %d, which is gone: `hermes-supervisor sweep` clears it", layout.PIDFile(), rec.PID)
 	}
 	return fmt.Sprintf("; a gateway not run by hermes-supervisor (pid %d) holds this home: stop it with `hermes gateway stop`, then start `hermes-supervisor run`", rec.PID)

@@ -37,7 +37,9 @@ answers, reads the state file the last supervisor left in the Hermes home.
 
 Exit status follows LSB: 0 when a supervisor is keeping the gateway up
 (starting, running, backoff, stopping), 3 when none runs or it is stopped or
-failed, 4 when the state cannot be determined (also for a usage error).
+failed, 4 when the state cannot be determined (also for a usage error), as
+when the supervisor process itself is stopped (Ctrl-Z, SIGSTOP): alive, but
+unable to answer until it gets SIGCONT.
 
 With --all it shows every home under the root (the root home and each
 profile in <root>/profiles) in one table: its supervisor's state, what Hermes

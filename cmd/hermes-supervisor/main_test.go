@@ -151,11 +151,12 @@ func cmdPidOf(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv(args[0], strconv.Itoa(rec.PID))
 }
 
-// signal -SIG PID sends TERM, KILL, INT, HUP or USR1 to PID (only KILL on
+// signal -SIG PID sends TERM, KILL, INT, HUP, USR1, STOP, TSTP or CONT to
+// PID, the last three waiting until it is stopped or continued (only KILL on
 // Windows).
 func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
-		ts.Fatalf("usage: signal -TERM|-KILL|-INT|-HUP|-USR1 PID")
+		ts.Fatalf("usage: signal -TERM|-KILL|-INT|-HUP|-USR1|-STOP|-TSTP|-CONT PID")
 	}
 	pid, err := strconv.Atoi(args[1])
 	ts.Check(err)
