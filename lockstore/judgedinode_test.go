@@ -84,13 +84,7 @@ func TestQuarantineRaceAfterTheCheck(t *testing.T) {
 		t.Run(where.name, func(t *testing.T) {
 			s, l := newStore(t)
 			path := where.path(l)
-			if err := os.WriteFile(path, []byte("\x00garbage"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			old := time.Now().Add(-time.Hour)
-			if err := os.Chtimes(path, old, old); err != nil {
-				t.Fatal(err)
-			}
+			writeOldGarbage(t, path)
 			if e := byPath(mustScan(t, s))[path]; e.Action != ActionQuarantine {
 				t.Fatalf("the corrupt file is judged %s (%s), want quarantine", e.Action, e.Reason)
 			}
@@ -104,6 +98,19 @@ func TestQuarantineRaceAfterTheCheck(t *testing.T) {
 	}
 }
 
+// writeOldGarbage writes a file no reader can parse, an hour old: past the
+// mid-write grace, so a sweep moves it aside.
+func writeOldGarbage(t *testing.T, path string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte("\x00garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestQuarantineStillMovesTheJudgedFile: with no race, the corrupt file
 // judged is the one moved aside, bytes kept, and nothing else is left.
 func TestQuarantineStillMovesTheJudgedFile(t *testing.T) {
@@ -111,13 +118,7 @@ func TestQuarantineStillMovesTheJudgedFile(t *testing.T) {
 		t.Run(where.name, func(t *testing.T) {
 			s, l := newStore(t)
 			path := where.path(l)
-			if err := os.WriteFile(path, []byte("\x00garbage"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			old := time.Now().Add(-time.Hour)
-			if err := os.Chtimes(path, old, old); err != nil {
-				t.Fatal(err)
-			}
+			writeOldGarbage(t, path)
 			es, err := s.Sweep(context.Background(), false)
 			if err != nil {
 				t.Fatal(err)
