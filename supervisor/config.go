@@ -36,6 +36,10 @@ type Config struct {
 	// file before it is treated as running anyway (commands that are not
 	// Hermes gateways never write one).
 	ReadyTimeout time.Duration
+	// HomeLock is the home's supervisor lock the caller holds (LockHome):
+	// every write of the state file checks that it is still the file at
+	// its path, and takes the path's file again if not. nil: no check.
+	HomeLock *HomeLock
 	// ControlAddress is where the control endpoint listens; empty disables it.
 	ControlAddress string
 	// Notify is told when the gateway is ready and when the supervisor is

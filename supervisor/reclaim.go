@@ -28,6 +28,13 @@ func (s *Supervisor) begin(ctx context.Context) {
 			s.log.Warn("the supervisor state file is from another boot, or names no boot; leaving the processes it names alone",
 				zap.String("state_boot_id", prev.BootID), zap.String("boot_id", s.bootID), zap.Any("child", prev.Child))
 		}
+	case prev.Supervisor.PID != s.self.PID && !s.provenGone(ctx, prev):
+		// Its lock file was unlinked under it (LockHome refuses this
+		// case; a caller without LockHome gets here): its gateway is a
+		// live supervisor's, not an orphan.
+		s.log.Warn("the supervisor the state file names still runs; leaving its gateway alone",
+			zap.Int("previous_supervisor_pid", prev.Supervisor.PID))
+		prev = nil
 	default:
 		s.prev = s.proofOf(prev)
 		if c := prev.Child; c != nil {
@@ -90,6 +97,14 @@ func (s *Supervisor) begin(ctx context.Context) {
 	if reclaimed == 0 {
 		s.fire(onStartDue, "supervisor started")
 	}
+}
+
+// provenGone reports whether the supervisor prev names is gone: dead, a
+// zombie, or its pid now another process (start time, command line). One
+// that cannot be inspected, or is stopped, is not.
+func (s *Supervisor) provenGone(ctx context.Context, prev *Status) bool {
+	self, argvEqual := prev.supervisorSelf()
+	return s.prober.Liveness(ctx, self, argvEqual).Verdict.Gone()
 }
 
 // zombieGatewayGroups adds the group of a gateway that died as a zombie

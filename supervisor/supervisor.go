@@ -242,7 +242,29 @@ func (s *Supervisor) persistSynced(sync bool) (*Status, error) {
 	if err != nil {
 		s.log.Warn("could not write the supervisor state file", zap.Error(err))
 	}
+	s.recheckLock()
 	return snap, err
+}
+
+// recheckLock takes the home's lock again when its file was unlinked or
+// replaced (see HomeLock.Recheck), at each write of the state file: the
+// supervisor is otherwise idle, and a timer of its own would wake it for
+// nothing. Staying up is what a service manager expects of it: exiting
+// would take the gateway down over a file, and the lock's job is done as
+// soon as the file at the path is ours again.
+func (s *Supervisor) recheckLock() {
+	if s.cfg.HomeLock == nil {
+		return
+	}
+	retaken, err := s.cfg.HomeLock.Recheck(s.loop)
+	switch {
+	case retaken:
+		s.log.Warn("the home's supervisor lock file was removed or replaced; locked the file at its path again",
+			zap.String("path", s.cfg.HomeLock.Path()))
+	case err != nil:
+		s.log.Error("the home's supervisor lock file was removed or replaced and cannot be taken again: another supervisor may run for this home; stop it, or stop this one",
+			zap.String("path", s.cfg.HomeLock.Path()), zap.Error(err))
+	}
 }
 
 func (s *Supervisor) snapshot() *Status {

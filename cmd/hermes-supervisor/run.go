@@ -189,11 +189,12 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 	} else if asked != resolved {
 		log.Info("the home's path holds a link: supervising its target", zap.String("asked", asked), zap.String("home", resolved))
 	}
-	unlock, err := supervisor.LockHome(cmd.Context(), layout)
+	lock, err := supervisor.LockHome(cmd.Context(), layout)
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer lock.Close()
+	cfg.HomeLock = lock
 	if layout, err = supervisor.PrepareDirs(layout); err != nil {
 		return permanent(err)
 	}
