@@ -122,10 +122,15 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 	logTo := zapcore.Lock(os.Stderr)
 	switch {
 	case f.logFile != "":
-		logTo = zapcore.AddSync(&lumberjack.Logger{Filename: f.logFile, MaxSize: 10, MaxBackups: 3})
+		if logTo, err = rotatingLog(f.logFile, "--log-file "+f.logFile, "pass --log-file a regular file, or a path that does not exist yet"); err != nil {
+			return err
+		}
 	case f.asService:
 		// A Windows service has no stderr: log to a rotating file in the home.
-		logTo = zapcore.AddSync(&lumberjack.Logger{Filename: filepath.Join(layout.Home, "hermes-supervisor.log"), MaxSize: 10, MaxBackups: 3})
+		p := filepath.Join(layout.Home, "hermes-supervisor.log")
+		if logTo, err = rotatingLog(p, "the service's log file "+p, "the service writes its log there"); err != nil {
+			return err
+		}
 	}
 	log, err := g.logger(logTo, !f.asService && f.logFile == "")
 	if err != nil {
@@ -271,6 +276,34 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 		}()
 	}
 	return sup.Run(ctx)
+}
+
+// rotatingLog is the rotating logger of path, checked first: lumberjack
+// opens the path following links and blocking on a FIFO, so a FIFO that
+// whoever can write the log's directory planted there hung the supervisor
+// before it started, and a link sent its log into another file. Anything
+// but a regular file (or nothing) at path is refused with exit 78: only
+// its removal can fix it. The logger opens the checked file at once, which
+// leaves it the moment between the check and its open; its own reopen at
+// rotation is not checked (see docs/security.md).
+func rotatingLog(path, what, fix string) (zapcore.WriteSyncer, error) {
+	// lumberjack would create a missing directory too (0755); private here.
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("%s: %w: %s", what, err, fix)
+	}
+	f, err := safefs.OpenAppend(path)
+	switch {
+	case errors.Is(err, safefs.ErrNotRegular):
+		return nil, &exitError{code: exitConfig, err: fmt.Errorf("%s: %w (a FIFO, link, directory or device is never written through): remove it; %s", what, safefs.ErrNotRegular, fix)}
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w: %s", what, err, fix)
+	}
+	f.Close()
+	l := &lumberjack.Logger{Filename: path, MaxSize: 10, MaxBackups: 3}
+	if _, err := l.Write(nil); err != nil {
+		return nil, fmt.Errorf("%s: %w: %s", what, err, fix)
+	}
+	return zapcore.AddSync(l), nil
 }
 
 // exitConfig is EX_CONFIG: a refusal no restart can fix. The service

@@ -58,6 +58,14 @@ func ReadRegularFile(path string, max int64) ([]byte, error) {
 // root cannot be turned into a write to another file.
 func OpenLockFile(path string, create bool) (*os.File, error) { return openLockFile(path, create) }
 
+// OpenAppend opens the log file path for appending, creating it with mode
+// 0600 when missing. Like OpenLockFile it never follows a final symlink (or
+// reparse point), never blocks on a FIFO and refuses anything but a regular
+// file with ErrNotRegular: whoever can write the log's directory (the
+// user's other programs, the gateway) can then neither hang the writer
+// before it starts nor turn its writes into writes to another file.
+func OpenAppend(path string) (*os.File, error) { return openAppend(path) }
+
 // Room is what the file system holding a directory has left for new files.
 type Room struct {
 	Bytes    uint64 // what an unprivileged user may still write

@@ -152,6 +152,28 @@ func openLockFile(path string, create bool) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
+func openAppend(path string) (*os.File, error) {
+	// O_NONBLOCK: a FIFO without a reader fails with ENXIO at once
+	// instead of waiting for one; with a reader, fstat tells.
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0o600)
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENXIO) || errors.Is(err, unix.EISDIR) {
+		err = ErrNotRegular
+	}
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return nil, &os.PathError{Op: "open", Path: path, Err: ErrNotRegular}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
 func roomIn(dir string) (Room, error) {
 	var st unix.Statfs_t
 	if err := unix.Statfs(dir, &st); err != nil {

@@ -127,6 +127,10 @@ func openLockFile(path string, create bool) (*os.File, error) {
 	return openNoReparse(path, windows.GENERIC_READ|windows.GENERIC_WRITE, disposition)
 }
 
+func openAppend(path string) (*os.File, error) {
+	return openNoReparse(path, windows.FILE_APPEND_DATA|windows.SYNCHRONIZE, windows.OPEN_ALWAYS)
+}
+
 func roomIn(dir string) (Room, error) {
 	p, err := windows.UTF16PtrFromString(dir)
 	if err != nil {

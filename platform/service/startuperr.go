@@ -2,9 +2,9 @@ package service
 
 import (
 	"fmt"
-	"os"
 	"time"
 
+	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
 )
 
@@ -18,7 +18,8 @@ func ReportStartupError(name, logPath string, err error) {
 	// One log line, escaped: the error may name a file of the home.
 	msg := termtext.Line(fmt.Sprintf("hermes-supervisor could not run as a service: %v", err))
 	if logPath != "" {
-		if f, ferr := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); ferr == nil {
+		// Never through a link, reparse point or FIFO planted there.
+		if f, ferr := safefs.OpenAppend(logPath); ferr == nil {
 			fmt.Fprintf(f, "%s\tERROR\t%s\n", time.Now().UTC().Format(time.RFC3339), msg)
 			f.Close()
 		}
