@@ -15,11 +15,11 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
-	"gopkg.in/natefinch/lumberjack.v2"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/demogateway"
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/platform/ctlsock"
+	"github.com/hermes-agent/hermes-supervisor/platform/logfile"
 	"github.com/hermes-agent/hermes-supervisor/platform/proctree"
 	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 	"github.com/hermes-agent/hermes-supervisor/platform/sdnotify"
@@ -278,33 +278,32 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 	return sup.Run(ctx)
 }
 
-// rotatingLog is the rotating logger of path, checked first: lumberjack
-// opens the path following links and blocking on a FIFO, so a FIFO that
-// whoever can write the log's directory planted there hung the supervisor
-// before it started, and a link sent its log into another file. Anything
-// but a regular file (or nothing) at path is refused with exit 78: only
-// its removal can fix it. The logger opens the checked file at once, which
-// leaves it the moment between the check and its open; its own reopen at
-// rotation is not checked (see docs/security.md).
+// rotatingLog is the log file at path, rotated at 10 MB with 3 kept
+// (platform/logfile): opened at start and at every rotation without
+// following a link or blocking on a FIFO, which whoever can write the
+// log's directory may plant there. Anything but a regular file (or
+// nothing) at path at start is refused with exit 78: only its removal can
+// fix it.
 func rotatingLog(path, what, fix string) (zapcore.WriteSyncer, error) {
-	// lumberjack would create a missing directory too (0755); private here.
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("%s: %w: %s", what, err, fix)
 	}
-	f, err := safefs.OpenAppend(path)
+	l, err := logfile.Open(path, logMaxSize, logBackups, time.Now)
 	switch {
 	case errors.Is(err, safefs.ErrNotRegular):
 		return nil, &exitError{code: exitConfig, err: fmt.Errorf("%s: %w (a FIFO, link, directory or device is never written through): remove it; %s", what, safefs.ErrNotRegular, fix)}
 	case err != nil:
 		return nil, fmt.Errorf("%s: %w: %s", what, err, fix)
 	}
-	f.Close()
-	l := &lumberjack.Logger{Filename: path, MaxSize: 10, MaxBackups: 3}
-	if _, err := l.Write(nil); err != nil {
-		return nil, fmt.Errorf("%s: %w: %s", what, err, fix)
-	}
-	return zapcore.AddSync(l), nil
+	return l, nil
 }
+
+// The supervisor's own log file rotates at logMaxSize bytes and keeps
+// logBackups rotated files.
+const (
+	logMaxSize = 10 << 20
+	logBackups = 3
+)
 
 // exitConfig is EX_CONFIG: a refusal no restart can fix. The service
 // definitions install writes do not restart a supervisor that exits with

@@ -19,6 +19,7 @@ var rank = map[string]int{
 	"platform/journald": 0,
 	"platform/passwd":   0,
 	"platform/proctree": 1,
+	"platform/logfile":  1,
 	"platform/ctlsock":  1,
 	"platform/sdnotify": 1,
 	// What makes untrusted text printable, below even platform's
