@@ -84,6 +84,13 @@ func openNoReparse(path string, access, disposition uint32) (*os.File, error) {
 	h, err := windows.CreateFile(p, access,
 		windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE, nil,
 		disposition, windows.FILE_ATTRIBUTE_NORMAL|windows.FILE_FLAG_OPEN_REPARSE_POINT, 0)
+	if errors.Is(err, windows.ERROR_ACCESS_DENIED) {
+		// A directory is refused so, without backup semantics: say what
+		// it is, as the Unix bodies do.
+		if a, aerr := windows.GetFileAttributes(p); aerr == nil && a&windows.FILE_ATTRIBUTE_DIRECTORY != 0 {
+			err = ErrNotRegular
+		}
+	}
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
