@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/platform/ctlsock"
 )
 
@@ -98,16 +99,43 @@ type pendingConn struct {
 	evicted bool
 }
 
-func listenControl(addr string, users []string, timeout time.Duration, log *zap.Logger, h handler) (*controlServer, error) {
-	ln, err := ctlsock.Listen(addr, users...)
-	if err != nil {
-		return nil, fmt.Errorf("control endpoint %s: %w", addr, err)
+// listenControl starts the control endpoint at the configured address,
+// else at the home's other addresses, else at a fresh private one, and
+// records where in the status. An endpoint that cannot be made at all is
+// said once in the log and supervision goes on without it: the endpoint
+// is a convenience, the gateway is the job, and a squatter of a guessable
+// address must not be able to stop it from running.
+func (s *Supervisor) listenControl() *controlServer {
+	addrs := []string{s.cfg.ControlAddress}
+	for _, a := range ctlsock.Addresses(s.cfg.Layout.Home) {
+		if !slices.Contains(addrs, a) {
+			addrs = append(addrs, a)
+		}
 	}
+	ln, addr, refused := ctlsock.ListenAny(addrs, s.cfg.ControlUsers...)
+	if ln == nil {
+		s.control.err = refused.Error()
+		s.log.Warn("no control endpoint: supervising without one; `status` reads the state file, "+
+			"and `stop` must go through the service manager or SIGTERM; make the refused address usable and restart",
+			zap.String("refused", s.control.err))
+		return nil
+	}
+	s.control.addr = addr
+	if refused != nil {
+		s.log.Warn("control endpoint moved: the usual address was refused; clients find this one in the state file; "+
+			"make the refused address usable to get it back",
+			zap.String("control", addr), zap.String("refused", refused.Error()))
+	}
+	return serveControl(ln, s.cfg.RequestTimeout, s.log, s.Do)
+}
+
+// serveControl serves ln with h until Close.
+func serveControl(ln net.Listener, timeout time.Duration, log *zap.Logger, h handler) *controlServer {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &controlServer{ln: ln, log: log, handle: h, slots: make(chan struct{}, maxClients), timeout: timeout, ctx: ctx, cancel: cancel}
 	s.wg.Add(1)
 	go s.serve()
-	return s, nil
+	return s
 }
 
 func (s *controlServer) serve() {
@@ -246,7 +274,9 @@ func Call(ctx context.Context, addr, verb string) (Response, error) {
 }
 
 // CallHome sends verb to the supervisor of home, trying each address it
-// may listen at (ctlsock.Addresses) until one of ours answers. An
+// may listen at (ctlsock.Addresses, then the one its state file names,
+// where a supervisor whose usual address was refused listens) until one
+// of ours answers. An
 // endpoint that is there but does not answer in time ends the search, as
 // does any error but these, which only move on to the next address: none
 // listening (ctlsock.ErrNoEndpoint, returned once every address said so,
@@ -283,12 +313,20 @@ func CallHome(ctx context.Context, home, verb string) (Response, error) {
 // check, so a link names no supervisor we would not believe anyway.
 func homeAddresses(home string) []string {
 	addrs := ctlsock.Addresses(home)
+	add := func(a string) {
+		if a != "" && !slices.Contains(addrs, a) {
+			addrs = append(addrs, a)
+		}
+	}
 	if r, err := filepath.EvalSymlinks(home); err == nil {
 		for _, a := range ctlsock.Addresses(r) {
-			if !slices.Contains(addrs, a) {
-				addrs = append(addrs, a)
-			}
+			add(a)
 		}
+	}
+	// Dialled with the same checks as the rest: a forged file names
+	// no endpoint we would not believe anyway.
+	if st, err := ReadStatusFile(lockstore.Layout{Home: home}.SupervisorState()); err == nil {
+		add(st.Control)
 	}
 	return addrs
 }

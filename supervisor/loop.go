@@ -30,11 +30,9 @@ func (command) isEvent() {}
 // lock for as long as Run runs.
 func (s *Supervisor) Run(ctx context.Context) error {
 	if s.cfg.ControlAddress != "" {
-		srv, err := listenControl(s.cfg.ControlAddress, s.cfg.ControlUsers, s.cfg.RequestTimeout, s.log, s.Do)
-		if err != nil {
-			return err
+		if srv := s.listenControl(); srv != nil {
+			defer srv.Close()
 		}
-		defer srv.Close()
 	}
 	loopCtx, cancelWaits := context.WithCancel(context.Background())
 	defer cancelWaits()

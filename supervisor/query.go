@@ -138,7 +138,13 @@ func QueryStatus(ctx context.Context, layout lockstore.Layout) (*Status, error) 
 				return st, nil
 			}
 		} else {
-			note := fmt.Sprintf("as its state file says: supervisor pid %d runs, but %s", st.Supervisor.PID, noAnswer(err))
+			why := noAnswer(err)
+			if st.Control == "" && st.ControlError != "" {
+				// It said at start that it has no endpoint: that, not
+				// the dial, is the reason.
+				why = "it runs without a control endpoint (" + termtext.Quote(st.ControlError) + ")"
+			}
+			note := fmt.Sprintf("as its state file says: supervisor pid %d runs, but %s", st.Supervisor.PID, why)
 			if st.Reason != "" {
 				note += "; " + st.Reason
 			}

@@ -136,6 +136,12 @@ type Status struct {
 	ExternalSupervisor *ExtSup `json:"external_supervisor,omitempty"`
 	// ServedBy is set in state Served.
 	ServedBy *ServedBy `json:"served_by,omitempty"`
+	// Control is the address the control endpoint listens at: Address of
+	// the home, or, when that could not be made, another that clients find
+	// only here. Empty with ControlError when the supervisor runs without one.
+	Control string `json:"control,omitempty"`
+	// ControlError says why no control endpoint could be made.
+	ControlError string `json:"control_error,omitempty"`
 	// Source says where the answer came from: the live "endpoint", or the
 	// "state-file" a supervisor left behind.
 	Source string `json:"source"`

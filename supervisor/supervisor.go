@@ -21,13 +21,15 @@ import (
 // Supervisor runs one gateway. All of its state belongs to the goroutine
 // in Run; other goroutines talk to it through events.
 type Supervisor struct {
-	cfg    Config
-	log    *zap.Logger
-	clock  Clock
-	store  *lockstore.Store
-	prober *procstate.Prober
-	self   procstate.Identity
-	events chan event
+	cfg Config
+	// control is where the control endpoint listens, or why it does not.
+	control struct{ addr, err string }
+	log     *zap.Logger
+	clock   Clock
+	store   *lockstore.Store
+	prober  *procstate.Prober
+	self    procstate.Identity
+	events  chan event
 	// statusReq carries status requests to the loop. While the loop is
 	// busy with a long step, busy is the status it published (whileBusy),
 	// and busyBegins, closed when such a step begins, tells a request
@@ -282,6 +284,8 @@ func (s *Supervisor) snapshot() *Status {
 		NonceHash:    s.hashed,
 		StartupError: s.startupError,
 		Command:      slices.Clone(s.cfg.Command),
+		Control:      s.control.addr,
+		ControlError: s.control.err,
 	}
 	st.ExternalSupervisor = s.cfg.ExternalSupervisor
 	if s.state == Served && s.server != nil {

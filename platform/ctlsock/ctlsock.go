@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net"
 	"path/filepath"
+	"strings"
 )
 
 // ErrEndpointInUse reports a live listener already at the address.
@@ -46,6 +48,44 @@ func homeHash(home string) string {
 // runs as SYSTEM), which mean nothing on Unix. A live supervisor at addr
 // gives ErrEndpointInUse; a leftover socket of a dead one is replaced.
 func Listen(addr string, users ...string) (net.Listener, error) { return listen(addr, users...) }
+
+// ListenAny listens at the first of addrs it can make and, when none can
+// be made, at a fresh address of its own that no other user can take
+// first: the endpoint failing must never keep the supervisor from
+// supervising, and a squatter of a guessable address must not either. It
+// returns the listener, its address and, when earlier addresses were
+// refused, why (one line); with no listener at all, an error saying why
+// each address was refused.
+func ListenAny(addrs []string, users ...string) (net.Listener, string, error) {
+	var refused []string
+	for _, a := range addrs {
+		ln, err := listen(a, users...)
+		if err == nil {
+			return ln, a, refusals(refused)
+		}
+		refused = append(refused, err.Error())
+	}
+	first := ""
+	if len(addrs) > 0 {
+		first = addrs[0]
+	}
+	ln, a, err := listenFresh(first, users...)
+	if err != nil {
+		if len(refused) == 0 {
+			return nil, "", err
+		}
+		return nil, "", fmt.Errorf("%s; %w", strings.Join(refused, "; "), err)
+	}
+	return ln, a, refusals(refused)
+}
+
+// refusals is the one-line account of addresses ListenAny passed over.
+func refusals(r []string) error {
+	if len(r) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(r, "; "))
+}
 
 // Dial connects to the supervisor at addr, and refuses with ErrForeignPeer
 // one served by another user (root or LocalSystem aside); nothing there is

@@ -151,8 +151,87 @@ func (l *peerListener) Accept() (net.Conn, error) {
 	}
 }
 
-// dial connects to the unix socket addr.
+// freshDirBase is where listenFresh makes its directories: short, so the
+// socket path fits in sun_path, and never taken from the environment.
+const freshDirBase = "/tmp"
+
+// listenFresh listens in a new directory of a random name that it makes
+// itself, mode 0700: another user can neither guess its name first nor
+// enter it. Clients find it in the supervisor's state file. The directory
+// goes with the listener.
+func listenFresh(_ string, users ...string) (net.Listener, string, error) {
+	dir, err := os.MkdirTemp(freshDirBase, privateDirPrefix+strconv.Itoa(os.Geteuid())+"-")
+	if err != nil {
+		return nil, "", fmt.Errorf("make a private socket directory: %w", err)
+	}
+	addr := filepath.Join(dir, "hermes-supervisor.sock")
+	ln, err := listen(addr, users...)
+	if err != nil {
+		os.Remove(dir)
+		return nil, "", err
+	}
+	return &dirListener{Listener: ln, dir: dir}, addr, nil
+}
+
+// dirListener removes its directory once the socket in it is gone.
+type dirListener struct {
+	net.Listener
+	dir string
+}
+
+func (l *dirListener) Close() error {
+	err := l.Listener.Close()
+	// The socket is unlinked by Close; a directory that is not empty
+	// (someone of ours put a file there) stays.
+	_ = os.Remove(l.dir)
+	return err
+}
+
+// checkEndpoint applies listen's rule to a client: addr must be a socket,
+// not a link, owned by us or root, in a real directory owned by us or root
+// that nobody else may write. Only then is its peer's uid worth anything:
+// in a directory another user controls, a link by the socket's name
+// would hand our request to any socket that user chose, root's included.
+func checkEndpoint(addr string) error {
+	dir := filepath.Dir(addr)
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+			return ErrNoEndpoint
+		}
+		return &os.PathError{Op: "lstat", Path: dir, Err: err}
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		return fmt.Errorf("%s is not a directory (a link?): %w", dir, ErrForeignPeer)
+	case !trustedPeer(int(st.Uid)):
+		return fmt.Errorf("%s is owned by uid %d, not by uid %d: %w", dir, st.Uid, os.Geteuid(), ErrForeignPeer)
+	case st.Mode&0o002 != 0 || (st.Mode&0o020 != 0 && int(st.Gid) != os.Getegid()):
+		return fmt.Errorf("%s has mode %#o, writable by other users: %w", dir, st.Mode&0o7777, ErrForeignPeer)
+	}
+	if err := unix.Lstat(addr, &st); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return ErrNoEndpoint
+		}
+		return &os.PathError{Op: "lstat", Path: addr, Err: err}
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFSOCK:
+		return fmt.Errorf("%s is not a socket (a link?): %w", addr, ErrForeignPeer)
+	case !trustedPeer(int(st.Uid)):
+		return fmt.Errorf("%s is owned by uid %d, not by uid %d: %w", addr, st.Uid, os.Geteuid(), ErrForeignPeer)
+	}
+	return nil
+}
+
+// dial connects to the unix socket addr, once checkEndpoint found it ours.
 func dial(ctx context.Context, addr string) (net.Conn, error) {
+	if err := checkEndpoint(addr); err != nil {
+		if errors.Is(err, ErrForeignPeer) {
+			return nil, fmt.Errorf("dial %s: %w; remove it if no supervisor of yours runs", addr, err)
+		}
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", addr)
 	switch {

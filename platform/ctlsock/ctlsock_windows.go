@@ -2,6 +2,8 @@ package ctlsock
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -19,8 +21,11 @@ func normalizeHome(h string) string { return strings.ToLower(h) }
 // controlAddresses is the one named pipe of home: a pipe name has no
 // length limit that would send it elsewhere.
 func controlAddresses(home string) []string {
-	return []string{`\\.\pipe\hermes-supervisor-` + homeHash(home)}
+	return []string{pipePrefix + homeHash(home)}
 }
+
+// pipePrefix starts the name of every control pipe.
+const pipePrefix = `\\.\pipe\hermes-supervisor-`
 
 // listen listens on the named pipe addr, reachable only by SYSTEM,
 // the current user and the users given as SIDs (the user who installed a
@@ -55,6 +60,25 @@ func listen(addr string, users ...string) (net.Listener, error) {
 		return nil, fmt.Errorf("listen %s: %w", addr, err)
 	}
 	return ln, nil
+}
+
+// listenFresh listens on first with a random suffix: the pipe namespace
+// is machine-wide, and any user may create a guessable name first; this
+// one nobody can guess. Clients find it in the supervisor's state file.
+func listenFresh(first string, users ...string) (net.Listener, string, error) {
+	if first == "" {
+		first = pipePrefix + "x"
+	}
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, "", fmt.Errorf("random pipe name: %w", err)
+	}
+	addr := first + "-" + hex.EncodeToString(b[:])
+	ln, err := listen(addr, users...)
+	if err != nil {
+		return nil, "", err
+	}
+	return ln, addr, nil
 }
 
 func currentUserSID() (string, error) {
