@@ -79,6 +79,11 @@ func TestSquattedControlDir(t *testing.T) {
 		for h.killAll(t); len(processesOf(homeDir, "run", demogateway.Command)) > 0; {
 			runtime.Gosched()
 		}
+		// A killed supervisor leaves its fresh socket directory behind.
+		left, _ := filepath.Glob("/tmp/hermes-supervisor-" + v + "-*")
+		for _, d := range left {
+			testdir.Remove(d)
+		}
 	})
 
 	// A root daemon's socket anyone may connect to, counting who does.
