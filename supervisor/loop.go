@@ -153,6 +153,11 @@ func (s *Supervisor) command(c command) {
 		s.waiters = append(s.waiters, c.reply)
 		s.hist = History{}
 		s.fire(onRestart, "restart requested")
+		if s.state == Served || s.state == Parked {
+			// The start was held back again and the state did not change,
+			// so no transition answers: say so now, with the reason.
+			s.answer(Response{OK: true, Status: s.snapshot()})
+		}
 	default:
 		c.reply <- Response{Error: fmt.Sprintf("unknown verb %q: use status, stop or restart", c.verb)}
 	}

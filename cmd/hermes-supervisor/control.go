@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -212,6 +213,9 @@ func control(cmd *cobra.Command, g *globals, verb string, timeout time.Duration,
 					termtext.Quote(string(resp.Status.State)), resp.Status.Supervisor.PID, timeout, err)
 			}
 		}
+		if verb == "restart" && (resp.Status.State == supervisor.Served || resp.Status.State == supervisor.Parked) {
+			return heldBack(cmd.OutOrStdout(), resp.Status)
+		}
 		fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", verb, termtext.Quote(string(resp.Status.State)))
 		return unkilled(verb, resp.Status)
 	}
@@ -252,4 +256,16 @@ func stillRunning(ctx context.Context, layout lockstore.Layout, verb string, tim
 	}
 	return fmt.Errorf("%s: not done after %s (%w): %s; it kills the gateway's process tree %s, "+
 		"so wait and check with `hermes-supervisor status`, or run %s again with a longer --timeout", verb, timeout, context.DeadlineExceeded, what, when, verb)
+}
+
+// heldBack reports a restart the supervisor could not make because its
+// gateway is held back, with status's exit code for that state: served
+// is running (another gateway serves the profile), parked is not.
+func heldBack(w io.Writer, st *supervisor.Status) error {
+	fmt.Fprintf(w, "restart: not restarted: %s (%s)\n", termtext.Quote(string(st.State)), termtext.Quote(st.Reason))
+	if st.State == supervisor.Served {
+		return nil
+	}
+	return &exitError{code: statusNotRunning, err: fmt.Errorf("restart: nothing runs while the profile is parked: remove %s to let the gateway start",
+		termtext.Quote(filepath.Join(st.Home, supervisor.ParkedFile)))}
 }
