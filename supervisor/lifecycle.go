@@ -61,6 +61,10 @@ func (s *Supervisor) start(ctx context.Context) {
 	if s.heldBack(ctx) {
 		return
 	}
+	if err := s.checkActiveProfile(); err != nil {
+		s.startupFailed(err)
+		return
+	}
 	tm := s.timing
 	tm.mark("decide", time.Now())
 	var runs *lockstore.Entry
