@@ -23,6 +23,11 @@ type Config struct {
 	Env []string
 	// Layout names the Hermes home and lock directory the child uses.
 	Layout lockstore.Layout
+	// HermesHome is the home as the user spelled it, links and all, when
+	// Layout.Home is its resolved target: the gateway's HERMES_HOME, and
+	// what the profile and its root are read from, since Hermes reads
+	// them from that spelling ("" means Layout.Home).
+	HermesHome string
 	// Policy decides restarts.
 	Policy Policy
 	// StopTimeout is how long a stop waits for the gateway before it kills

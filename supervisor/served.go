@@ -85,7 +85,12 @@ func (s *Supervisor) tombstoned() (string, bool) {
 	if !s.named {
 		return "", false
 	}
-	t := lockstore.ProfileTombstone(s.cfg.Layout.Home)
+	// Where Hermes writes it: under the root of the home as spelled.
+	home := s.cfg.HermesHome
+	if home == "" {
+		home = s.cfg.Layout.Home
+	}
+	t := lockstore.ProfileTombstone(home)
 	_, err := os.Lstat(t)
 	return t, err == nil
 }

@@ -139,11 +139,15 @@ func New(cfg Config, log *zap.Logger, clock Clock, prober *procstate.Prober) (*S
 	if hold == nil {
 		log, hold = HoldLines(log)
 	}
-	profile, named := lockstore.NamedProfile(cfg.Layout.Home)
+	spelled := cfg.HermesHome
+	if spelled == "" {
+		spelled = cfg.Layout.Home
+	}
+	profile, named := lockstore.NamedProfile(spelled)
 	if !named {
 		profile = lockstore.DefaultProfile
 	}
-	root := lockstore.New(lockstore.Layout{Home: lockstore.ProfileRoot(cfg.Layout.Home), LockDir: cfg.Layout.LockDir}, prober, log, clock.Now)
+	root := lockstore.New(lockstore.Layout{Home: lockstore.ProfileRoot(spelled), LockDir: cfg.Layout.LockDir}, prober, log, clock.Now)
 	host := lockstore.New(cfg.Layout, prober, log, clock.Now)
 	sup := &Supervisor{
 		profile:     profile,

@@ -207,7 +207,12 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 	// A supervisor listens where its resolved home says; a client given
 	// the link tries that address too (supervisor.CallHome).
 	cfg.ControlAddress = ctlsock.Address(layout.Home)
-	cfg.Env = append(g.file.Env, "HERMES_HOME="+layout.Home, "HERMES_GATEWAY_LOCK_DIR="+layout.LockDir, "HERMES_SUPERVISED_CHILD=1")
+	// The gateway gets the home as the user spelled it, as Hermes' own
+	// units and resolve_profile_env keep it: Hermes reads the profile and
+	// its root from that spelling, and a resolved profile home (its
+	// profiles directory a link) is no <root>/profiles/<name> to it.
+	cfg.HermesHome = asked
+	cfg.Env = append(g.file.Env, "HERMES_HOME="+asked, "HERMES_GATEWAY_LOCK_DIR="+layout.LockDir, "HERMES_SUPERVISED_CHILD=1")
 
 	// Where systemd delegated a cgroup to us (the unit's Delegate=yes), each
 	// gateway runs in one of its own, and what it leaves behind goes with
