@@ -54,7 +54,9 @@ func rootHomes(root string) (homes []string, deleted map[string]bool) {
 	}
 	for _, e := range entries {
 		h := filepath.Join(lockstore.ProfilesDir(root), e.Name())
-		if _, ok := lockstore.NamedProfile(h); !ok || !e.IsDir() {
+		// A link to a directory is a profile too, as Hermes' is_dir()
+		// follows it: listing it only reads what lies behind it.
+		if fi, err := os.Stat(h); !named(h) || err != nil || !fi.IsDir() {
 			continue
 		}
 		if !slices.ContainsFunc(lockstore.ProfileIdentityFiles, func(f string) bool { return fileExists(filepath.Join(h, f)) }) {
@@ -74,7 +76,11 @@ func statusAll(ctx context.Context, layout lockstore.Layout, timeout time.Durati
 	root := lockstore.ProfileRoot(layout.Home)
 	homes, deleted := rootHomes(root)
 	prober := procstate.NewProber(procstate.Options{StartTolerance: -1})
-	mux, muxOK := lockstore.New(lockstore.Layout{Home: root, LockDir: layout.LockDir}, prober, zap.NewNop(), time.Now).Multiplexer(ctx)
+	rootStore := lockstore.New(lockstore.Layout{Home: root, LockDir: layout.LockDir}, prober, zap.NewNop(), time.Now)
+	mux, muxOK := rootStore.Multiplexer(ctx)
+	// Newer Hermes' one host gateway per user, believed only with its
+	// lock held and its process proven (lockstore.HostGateway).
+	host, hostOK := rootStore.HostGateway(ctx)
 	userHome, _ := os.UserHomeDir()
 	m := service.New()
 	worst := statusRunning
@@ -115,8 +121,15 @@ func statusAll(ctx context.Context, layout lockstore.Layout, timeout time.Durati
 			r.Hermes, r.HermesPID = "running", running.Record.PID
 		case named && muxOK && mux.Serves(name):
 			r.Hermes, r.HermesPID = "served", mux.PID
+		case hostOK && host.Serves(name):
+			r.Hermes, r.HermesPID = "served", host.PID
 		default:
 			r.Hermes = "stopped"
+		}
+		if r.Hermes == "served" && r.code == statusNotRunning {
+			// The profile's gateway runs, as single status says of
+			// state served: the multiplexer's topology is not a failure.
+			r.code = statusRunning
 		}
 		r.Service = "none"
 		c := service.Config{Home: h, Suffix: lockstore.ServiceSuffix(h), UserHome: userHome}
@@ -177,4 +190,9 @@ func writeStatusAll(w io.Writer, rows []homeRow) error {
 // sortRows keeps the root first and profiles by name.
 func sortRows(rows []homeRow) {
 	slices.SortStableFunc(rows[min(1, len(rows)):], func(a, b homeRow) int { return strings.Compare(a.Profile, b.Profile) })
+}
+
+func named(home string) bool {
+	_, ok := lockstore.NamedProfile(home)
+	return ok
 }
