@@ -424,16 +424,29 @@ func TestHostile(t *testing.T) {
 			if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "bound\n" {
 				t.Fatalf("squatter: %q %v", line, err)
 			}
-			o, code := h.exec("run", "--demo")
-			if code == 0 || !strings.Contains(o, squat) {
-				t.Fatalf("run did not refuse the squatted dir by name: exit %d\n%s", code, o)
+			// The squat must not stop supervision: run names the squatted
+			// directory once, listens at a fresh private address its state
+			// file names, and status and stop reach it there, never the
+			// squatter.
+			sup := h.start(t, "run", "--demo")
+			for {
+				o, code := h.exec("status")
+				if strings.Contains(o, "squatter") {
+					t.Fatalf("status took the squatter's answer:\n%s", o)
+				}
+				if code == 0 && strings.Contains(o, "running") && !strings.Contains(o, "not running") {
+					break
+				}
+				select {
+				case <-sup.done:
+					t.Fatalf("run stopped over a squatted control dir: %v\n%s", sup.err, sup.out)
+				case <-time.After(10 * time.Millisecond): // the next look at status
+				}
 			}
-			if o, _ := h.exec("status"); strings.Contains(o, "squatter") {
-				t.Fatalf("status took the squatter's answer:\n%s", o)
+			if !strings.Contains(sup.out.String(), squat) {
+				t.Fatalf("run did not name the squatted dir %s:\n%s", squat, sup.out)
 			}
-			if o, _ := h.exec("stop"); strings.Contains(o, "squatter") || strings.Contains(o, "stop: running") {
-				t.Fatalf("stop took the squatter's answer:\n%s", o)
-			}
+			h.stopClean(t, sup)
 		}},
 		{"home full, then read-only, under a running supervisor", false, func(t *testing.T, h *home) {
 			if err := unix.Mount("tmpfs", h.Home, "tmpfs", 0, "size=8m,mode=0700"); err != nil {
