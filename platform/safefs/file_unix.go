@@ -28,21 +28,11 @@ func stampOf(st *unix.Stat_t) FileStamp {
 // and takes four system calls where os.ReadFile after os.Lstat takes
 // eight: a sweep reads thousands of files.
 func readRegular(path string, limit int) ([]byte, FileStamp, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-	if errors.Is(err, unix.ELOOP) {
-		err = ErrNotRegular
-	}
+	fd, st, err := openRegular(path, unix.O_RDONLY, 0)
 	if err != nil {
-		return nil, FileStamp{}, &os.PathError{Op: "open", Path: path, Err: err}
+		return nil, FileStamp{}, err
 	}
 	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, FileStamp{}, &os.PathError{Op: "stat", Path: path, Err: err}
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, FileStamp{}, &os.PathError{Op: "open", Path: path, Err: ErrNotRegular}
-	}
 	b, err := readFD(fd, st.Size, limit, false)
 	if err != nil {
 		return nil, FileStamp{}, &os.PathError{Op: "read", Path: path, Err: err}
@@ -87,21 +77,11 @@ func stamp(path string) (FileStamp, error) {
 }
 
 func readRegularFile(path string, max int64) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-	if errors.Is(err, unix.ELOOP) {
-		err = ErrNotRegular
-	}
+	fd, st, err := openRegular(path, unix.O_RDONLY, 0)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		return nil, err
 	}
 	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, &os.PathError{Op: "open", Path: path, Err: ErrNotRegular}
-	}
 	if st.Size > max {
 		return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: %d bytes, at most %d accepted", ErrTooBig, st.Size, max)}
 	}
@@ -128,50 +108,50 @@ func readRegularFile(path string, max int64) ([]byte, error) {
 }
 
 func openLockFile(path string, create bool) (*os.File, error) {
-	flags := unix.O_RDWR | unix.O_CLOEXEC | unix.O_NOFOLLOW | unix.O_NONBLOCK
+	flags := unix.O_RDWR
 	if create {
 		flags |= unix.O_CREAT
 	}
-	fd, err := unix.Open(path, flags, 0o644)
-	if errors.Is(err, unix.ELOOP) {
-		err = ErrNotRegular
-	}
+	fd, _, err := openRegular(path, flags, 0o644)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		unix.Close(fd)
-		return nil, &os.PathError{Op: "open", Path: path, Err: ErrNotRegular}
+		return nil, err
 	}
 	// A regular file ignores O_NONBLOCK for I/O; flock does not see it.
 	return os.NewFile(uintptr(fd), path), nil
 }
 
 func openAppend(path string) (*os.File, error) {
-	// O_NONBLOCK: a FIFO without a reader fails with ENXIO at once
-	// instead of waiting for one; with a reader, fstat tells.
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0o600)
+	fd, _, err := openRegular(path, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// openRegular opens path with flags, never following a final link nor
+// blocking on a FIFO, and refuses anything but a regular file with
+// ErrNotRegular: a link (ELOOP), a FIFO opened for writing with no reader
+// (ENXIO, at once thanks to O_NONBLOCK; with a reader, fstat tells), a
+// directory opened for writing (EISDIR), or whatever fstat says is not a
+// regular file. It returns the descriptor and its fstat.
+func openRegular(path string, flags int, perm uint32) (int, unix.Stat_t, error) {
+	var st unix.Stat_t
+	fd, err := unix.Open(path, flags|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, perm)
 	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENXIO) || errors.Is(err, unix.EISDIR) {
 		err = ErrNotRegular
 	}
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		return -1, st, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
-		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
+		return -1, st, &os.PathError{Op: "stat", Path: path, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
-		return nil, &os.PathError{Op: "open", Path: path, Err: ErrNotRegular}
+		return -1, st, &os.PathError{Op: "open", Path: path, Err: ErrNotRegular}
 	}
-	return os.NewFile(uintptr(fd), path), nil
+	return fd, st, nil
 }
 
 func roomIn(dir string) (Room, error) {
