@@ -63,16 +63,7 @@ func TestRotationFollowsNothingPlanted(t *testing.T) {
 	}
 
 	// A link to a file of the user's takes the path instead.
-	victim := filepath.Join(dir, "precious")
-	if err := os.WriteFile(victim, []byte("keep me\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Remove(path); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(victim, path); err != nil {
-		t.Fatal(err)
-	}
+	victim := plantLink(t, path)
 	if _, err := l.Write(line); !errors.Is(err, safefs.ErrNotRegular) {
 		t.Fatalf("write with a link at the path: %v, want ErrNotRegular", err)
 	}
@@ -102,16 +93,7 @@ func TestRotationMovesAPlantedLinkAsAName(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	victim := filepath.Join(dir, "precious")
-	if err := os.WriteFile(victim, []byte("keep me\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Remove(path); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(victim, path); err != nil {
-		t.Fatal(err)
-	}
+	victim := plantLink(t, path)
 	line := []byte(strings.Repeat("z", 39) + "\n")
 	for range 3 {
 		if _, err := l.Write(line); err != nil {
@@ -124,4 +106,21 @@ func TestRotationMovesAPlantedLinkAsAName(t *testing.T) {
 	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
 		t.Errorf("the log is %v (%v), want a regular file", fi, err)
 	}
+}
+
+// plantLink puts at path, in place of what is there, a link to a file of
+// the user's beside it, and returns that file, which holds "keep me\n".
+func plantLink(t *testing.T, path string) string {
+	t.Helper()
+	victim := filepath.Join(filepath.Dir(path), "precious")
+	if err := os.WriteFile(victim, []byte("keep me\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, path); err != nil {
+		t.Fatal(err)
+	}
+	return victim
 }
