@@ -31,26 +31,6 @@ while True:
     time.sleep(period)
 `
 
-// notifyAddr waits until the gateway pid has exec'd (until then, its
-// environment is still ours) and returns its NOTIFY_SOCKET.
-func notifyAddr(t *testing.T, h *harness, pid int) string {
-	t.Helper()
-	// Polls with a deadline: the address appears in another process's environment, with nothing to wait on here.
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		env, err := h.prober.Environ(t.Context(), pid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, kv := range env {
-			if v, ok := strings.CutPrefix(kv, "NOTIFY_SOCKET="); ok && v != "" {
-				return v
-			}
-		}
-	}
-	t.Fatalf("gateway %d has no NOTIFY_SOCKET", pid)
-	return ""
-}
-
 // joinGroupAndSend starts groupJoiner in our session against gateway gw
 // and returns what it said of its setpgid; it is killed at the test's end.
 func joinGroupAndSend(t *testing.T, addr string, gw int, msg string, period time.Duration) string {

@@ -12,26 +12,36 @@ import (
 	"go.uber.org/zap/zaptest"
 )
 
+// notifyAddr is the NOTIFY_SOCKET the supervisor gave its gateway pid.
+// It polls: right after the supervisor reports the child, its
+// /proc/<pid>/environ can still read empty (seen: [""] in 1 of 15 runs)
+// while the new program is set up, and /proc offers nothing to wait on for
+// that; one look every 10 ms until it names the socket, or 30 s.
+func notifyAddr(t *testing.T, h *harness, pid int) string {
+	t.Helper()
+	var env []string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		var err error
+		if env, err = h.prober.Environ(t.Context(), pid); err != nil {
+			t.Fatal(err)
+		}
+		for _, kv := range env {
+			if v, ok := strings.CutPrefix(kv, "NOTIFY_SOCKET="); ok && v != "" {
+				return v
+			}
+		}
+	}
+	t.Fatalf("gateway %d has no NOTIFY_SOCKET in its environment after 30 s: %q", pid, env)
+	return ""
+}
+
 // A process outside the gateway's tree cannot speak for it: the kernel's
 // SCM_CREDENTIALS name the sender, and only the gateway's group counts.
 func TestNotifyFromOutsideTheTreeIsIgnored(t *testing.T) {
 	h := startHarnessWith(t, both(hermesChild(t, "silent", "600"), watchdogOf(time.Hour),
 		func(c *Config) { c.ReadyTimeout = time.Hour }))
 	st := h.waitState(Starting)
-	// Until the child has exec'd, its environment is still ours.
-	var addr string
-	// Polls with a deadline: the notify address appears in another process's environment, with nothing to wait on here.
-	for deadline := time.Now().Add(30 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		env, err := h.prober.Environ(t.Context(), st.Child.PID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, kv := range env {
-			if v, ok := strings.CutPrefix(kv, "NOTIFY_SOCKET="); ok {
-				addr = v
-			}
-		}
-	}
+	addr := notifyAddr(t, h, st.Child.PID)
 	// A socket in a directory only we may enter, not an abstract name that
 	// /proc/net/unix shows to every user.
 	if fi, err := os.Stat(filepath.Dir(addr)); !filepath.IsAbs(addr) || err != nil || fi.Mode().Perm() != 0o700 {

@@ -3,12 +3,9 @@
 package main
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"syscall"
-	"time"
-
-	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
 func sendSignal(pid int, name string) error {
@@ -30,21 +27,32 @@ func sendSignal(pid int, name string) error {
 	return nil
 }
 
-// awaitStopped waits until pid is stopped (or no longer is): a stop
-// signal takes effect after kill returns, and what the script does next
-// must meet the process in its new state.
+// awaitStopped waits until pid, a child of this test (the script's
+// background exec), has stopped (or, !want, continued): a stop signal
+// takes effect after kill returns, and what the script does next must
+// meet the process in its new state. wait4 reports exactly that event,
+// and reaps nothing of a child that only stopped or continued.
 func awaitStopped(pid int, want bool) error {
-	// Polls with a deadline: the state changes in another process, with nothing to wait on here.
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		l, err := procstate.NewProber(procstate.Options{StartTolerance: -1}).Glance(context.Background(), pid)
-		if err != nil {
-			return err
-		}
-		if l.Stopped == want {
+	opts := syscall.WUNTRACED
+	if !want {
+		opts = syscall.WCONTINUED
+	}
+	for {
+		var ws syscall.WaitStatus
+		got, err := syscall.Wait4(pid, &ws, opts, nil)
+		switch {
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case err != nil:
+			return fmt.Errorf("wait for pid %d to stop (%v): %w", pid, want, err)
+		case got == pid && (ws.Exited() || ws.Signaled()):
+			return fmt.Errorf("pid %d ended while awaited to stop (%v): %v", pid, want, ws)
+		case got == pid && ws.Stopped() == want:
+			return nil
+		case got == pid && !want && ws.Continued():
 			return nil
 		}
 	}
-	return fmt.Errorf("pid %d: stopped is not %v after 30 s", pid, want)
 }
 
 // underWine is set when the tests run under Wine.
