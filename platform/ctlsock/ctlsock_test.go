@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"testing"
 	"time"
 )
@@ -24,16 +25,7 @@ func TestControlEndpoint(t *testing.T) {
 	}
 	// The probe of the second Listen is also accepted here, so serve
 	// every connection until the listener closes.
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			_, _ = c.Write([]byte("hi\n"))
-			c.Close()
-		}
-	}()
+	go sayHi(ln)
 	c, err := Dial(context.Background(), addr)
 	if err != nil {
 		t.Fatal(err)
@@ -51,4 +43,17 @@ func TestControlEndpoint(t *testing.T) {
 		t.Fatalf("listen over a stale endpoint: %v", err)
 	}
 	ln2.Close()
+}
+
+// sayHi answers every connection to ln with "hi" and closes it, until ln
+// closes.
+func sayHi(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		_, _ = c.Write([]byte("hi\n"))
+		c.Close()
+	}
 }

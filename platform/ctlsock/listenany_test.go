@@ -22,16 +22,7 @@ func TestListenAnyFallsBack(t *testing.T) {
 	if got == first || refused == nil {
 		t.Fatalf("ListenAny listens at %q (refused: %v), want a fresh address and why %q was passed over", got, refused, first)
 	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			_, _ = c.Write([]byte("hi\n"))
-			c.Close()
-		}
-	}()
+	go sayHi(ln)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	// A throwaway connection first: under Wine, go-winio's first Accept
