@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/silentsock"
 	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 )
 
@@ -53,25 +53,7 @@ func TestDialChecksTheDirectory(t *testing.T) {
 	victim, attacker := throwawayUser(t, "v"), throwawayUser(t, "a")
 	// A root daemon's socket anyone may connect to, counting who does.
 	rootSock := filepath.Join(testdir.Open(t), "daemon.sock")
-	ln, err := net.Listen("unix", rootSock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	if err := os.Chmod(rootSock, 0o666); err != nil {
-		t.Fatal(err)
-	}
-	var heard atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			heard.Add(1)
-			c.Close()
-		}
-	}()
+	heard := silentsock.Listen(t, rootSock)
 	base := testdir.Open(t)
 	tests := []struct {
 		name      string

@@ -3,19 +3,18 @@ package chaos
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/demogateway"
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/silentsock"
 	"github.com/hermes-agent/hermes-supervisor/internal/testkit/syncbuf"
 	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
@@ -87,29 +86,8 @@ func TestSquattedControlDir(t *testing.T) {
 	})
 
 	// A root daemon's socket anyone may connect to, counting who does.
-	rootDir := testdir.Open(t)
-	rootSock := filepath.Join(rootDir, "daemon.sock")
-	ln, err := net.Listen("unix", rootSock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	if err := os.Chmod(rootSock, 0o666); err != nil {
-		t.Fatal(err)
-	}
-	var heard atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			heard.Add(1)
-			// Say nothing, as an unrelated daemon waiting for its own
-			// protocol would.
-			t.Cleanup(func() { c.Close() })
-		}
-	}()
+	rootSock := filepath.Join(testdir.Open(t), "daemon.sock")
+	heard := silentsock.Listen(t, rootSock)
 
 	// A home of the victim's whose socket path would be too long.
 	for _, d := range []string{homeDir, filepath.Join(base, "locks")} {

@@ -44,6 +44,7 @@ var rank = map[string]int{
 	"platform/service":               2,
 	"internal/testkit/testdir":       0,
 	"internal/testkit/syncbuf":       0,
+	"internal/testkit/silentsock":    0,
 	"internal/testkit/cgrouptest":    0,
 	// Test support that lays out files with real processes; it reads
 	// processes and locks only, never lockstore.
