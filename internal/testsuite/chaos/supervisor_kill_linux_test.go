@@ -21,10 +21,15 @@ func TestSupervisorSIGKILL(t *testing.T) {
 	args := []string{"run", "--initial-backoff=1ms", "--max-backoff=10ms", "--", bin, demogateway.Command, "-spawn-grandchild"}
 	tried, survived := 0, 0
 	var maxGW int
+	// Every supervisor's log: a helper left alone is named by the
+	// supervisor that found it, which may be one killed since (see
+	// TestHelperLeftAloneTwoSupervisorsLater).
+	var logs strings.Builder
 	for tried < *supKills {
 		sup := h.start(t, args...)
 		time.Sleep(time.Duration(r.IntN(150_000)) * time.Microsecond)
 		sup.kill()
+		logs.WriteString(sup.out.String())
 		tried++
 		// Orphans may outlive a killed supervisor, but never more than
 		// one gateway per home: the next supervisor takes over the one
@@ -41,7 +46,7 @@ func TestSupervisorSIGKILL(t *testing.T) {
 	var gws, helpers, left []procInfo
 	waitFor(t, "exactly one gateway and one helper", func() bool {
 		gws, helpers = gateways(h.Home)
-		helpers, left = ownHelpers(helpers, st.Child.PID, sup.out.String())
+		helpers, left = ownHelpers(helpers, st.Child.PID, logs.String()+sup.out.String())
 		return len(gws) == 1 && gws[0].pid == st.Child.PID && len(helpers) == 1
 	}, func() string {
 		return fmt.Sprintf("gateways %v, helpers %v, status child %d\n%s", gws, helpers, st.Child.PID, sup.out)
@@ -81,16 +86,8 @@ func TestSupervisorSIGKILL(t *testing.T) {
 // gateway's, and the supervisor must say it leaves each alone. Any other
 // is returned with the gateway's own, and fails the count.
 func ownHelpers(helpers []procInfo, gateway int, log string) (own, left []procInfo) {
-	named := func(pid int) bool {
-		for line := range strings.Lines(log) {
-			if strings.Contains(line, "outside its gateway's process group; leaving it alone") && strings.Contains(line, fmt.Sprintf(`"pid": %d,`, pid)) {
-				return true
-			}
-		}
-		return false
-	}
 	for _, p := range helpers {
-		if p.ppid != gateway && named(p.pid) {
+		if p.ppid != gateway && leftAloneIn(log, p.pid) {
 			left = append(left, p)
 			continue
 		}
