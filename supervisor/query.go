@@ -152,7 +152,18 @@ func QueryStatus(ctx context.Context, layout lockstore.Layout) (*Status, error) 
 		}
 	}
 	if !st.Up() {
-		st.Reason += ownerNote(ctx, prober, layout)
+		// What a dead supervisor's file said served the profile is
+		// stale: only a fresh look says so.
+		st.ServedBy = nil
+		note := ownerNote(ctx, prober, layout)
+		if note == "" {
+			if srv := servedNow(ctx, prober, layout); srv != nil {
+				st.ServedBy = srv
+				note = fmt.Sprintf("; its gateway runs all the same: pid %d (home %s) serves this profile, as %s says, and `hermes-supervisor status` of that home shows it",
+					srv.PID, termtext.Quote(srv.Home), termtext.Quote(srv.Via))
+			}
+		}
+		st.Reason += note
 	}
 	return st, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/platform/proctree"
+	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
 // A profile's gateway is not always ours to start: another gateway may
@@ -68,6 +69,19 @@ func lookServer(root, host *lockstore.Store, profile string, named bool) func(co
 		}
 		return nil, h.Why
 	}
+}
+
+// servedNow is lookServer's answer for layout's home, for a reader with
+// no supervisor: who serves the home, or nil.
+func servedNow(ctx context.Context, prober *procstate.Prober, layout lockstore.Layout) *ServedBy {
+	profile, named := lockstore.NamedProfile(layout.Home)
+	root := lockstore.New(lockstore.Layout{Home: lockstore.ProfileRoot(layout.Home), LockDir: layout.LockDir}, prober, zap.NewNop(), time.Now)
+	host := lockstore.New(layout, prober, zap.NewNop(), time.Now)
+	if !named {
+		profile = lockstore.DefaultProfile
+	}
+	srv, _ := lookServer(root, host, profile, named)(ctx)
+	return srv
 }
 
 // findServer is lookServer's answer, unless the server it names is our

@@ -85,7 +85,9 @@ is the worst of them.`,
 			if err := printStatus(cmd.OutOrStdout(), st, asJSON); err != nil {
 				return err
 			}
-			if st.Up() {
+			// A profile another gateway serves runs, with no supervisor
+			// of its own: running, as status --all says.
+			if st.Up() || st.ServedBy != nil {
 				return nil
 			}
 			return &exitError{code: statusNotRunning}
