@@ -3,11 +3,13 @@ package supervisor
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/hermes-agent/hermes-supervisor/internal/demogateway"
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 )
 
@@ -31,7 +33,7 @@ func newProfileMachine(t *testing.T) *profileMachine {
 		if pm.serving == 0 {
 			return nil, "nobody serves it"
 		}
-		return &ServedBy{PID: pm.serving, Home: "/root", Via: "test"}, ""
+		return &ServedBy{PID: pm.serving, Home: pm.root(), Via: "test"}, ""
 	}
 	return pm
 }
@@ -46,6 +48,32 @@ func (m *profileMachine) touch(path string) {
 		m.t.Fatal(err)
 	}
 	if err := os.WriteFile(path, []byte("deleted\n"), 0o600); err != nil {
+		m.t.Fatal(err)
+	}
+}
+
+// root is the root home of the profile's home.
+func (m *profileMachine) root() string {
+	return filepath.Dir(filepath.Dir(m.s.cfg.Layout.Home))
+}
+
+// supervisedRoot writes the root home's state file as a supervisor in
+// state would, naming a live process as that supervisor.
+func (m *profileMachine) supervisedRoot(state State) {
+	m.t.Helper()
+	cmd := exec.Command(os.Args[0], demogateway.Command, "-sleep")
+	if err := cmd.Start(); err != nil {
+		m.t.Fatal(err)
+	}
+	m.t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	id, err := m.s.prober.Inspect(context.Background(), cmd.Process.Pid)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	st := &Status{State: state, Home: m.root()}
+	st.Supervisor.PID, st.Supervisor.StartTime, st.Supervisor.Argv = id.PID, id.StartTime, cmd.Args
+	l := lockstore.Layout{Home: m.root(), LockDir: m.s.cfg.Layout.LockDir}
+	if err := writeStatusFile(l.SupervisorState(), st, false); err != nil {
 		m.t.Fatal(err)
 	}
 }
@@ -107,6 +135,38 @@ func TestMachineProfiles(t *testing.T) {
 			m.serving = 4242
 			m.s.fire(onStartDue, "test")
 			m.serving = 4343
+			m.s.guard(m.s.loop)
+		}, want{state: Served, served: 4343, guard: true}},
+		{"served/server gone, the grace not over", func(m *profileMachine) {
+			m.serving = 4242
+			m.s.fire(onStartDue, "test")
+			m.serving = 0
+			m.s.guard(m.s.loop)
+			if got := m.s.nextStart.Sub(m.clock.now); got != m.s.cfg.Policy.HandoverGrace {
+				m.t.Errorf("our own starts in %s, want the handover grace, %s", got, m.s.cfg.Policy.HandoverGrace)
+			}
+		}, want{state: Backoff, wait: true, guard: true}},
+		{"served/server gone, back within the grace", func(m *profileMachine) {
+			m.serving = 4242
+			m.s.fire(onStartDue, "test")
+			m.serving = 0
+			m.s.guard(m.s.loop)
+			m.serving = 4343
+			m.s.guard(m.s.loop)
+		}, want{state: Served, served: 4343, guard: true}},
+		{"served/server gone, its home's supervisor restarts it", func(m *profileMachine) {
+			m.serving = 4242
+			m.s.fire(onStartDue, "test")
+			m.supervisedRoot(Running)
+			m.serving = 0
+			m.s.guard(m.s.loop)
+			m.s.guard(m.s.loop) // a second look says nothing new
+		}, want{state: Served, served: 4242, guard: true}},
+		{"served/server gone, its home's supervisor stopped", func(m *profileMachine) {
+			m.serving = 4242
+			m.s.fire(onStartDue, "test")
+			m.supervisedRoot(Stopped)
+			m.serving = 0
 			m.s.guard(m.s.loop)
 		}, want{state: Backoff, wait: true, guard: true}},
 		{"served/still served", func(m *profileMachine) {

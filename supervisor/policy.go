@@ -38,6 +38,13 @@ type Policy struct {
 	// MinUptime guards the exit-75 fast path: a restart request sooner
 	// than this after start counts as a failure (Hermes #84472).
 	MinUptime time.Duration `json:"min_uptime"`
+	// HandoverGrace is how long a named profile's supervisor waits, after
+	// the gateway that served the profile went, before it starts its own:
+	// Hermes' own service managers bring that gateway back within it
+	// (systemd after 5 s, Windows' task within a minute), and a profile
+	// gateway of ours running when it boots keeps it from serving any
+	// other profile (Hermes' multiplex preflight).
+	HandoverGrace time.Duration `json:"handover_grace"`
 }
 
 // DefaultPolicy returns the documented defaults.
@@ -50,6 +57,7 @@ func DefaultPolicy() Policy {
 		CrashLoopMax:    10,
 		CrashLoopWindow: 10 * time.Minute,
 		MinUptime:       time.Second,
+		HandoverGrace:   time.Minute,
 	}
 }
 
@@ -75,6 +83,8 @@ func (p Policy) Validate() error {
 		return fmt.Errorf("crash_loop_window must be positive, got %s", p.CrashLoopWindow)
 	case p.MinUptime < 0:
 		return fmt.Errorf("min_uptime must not be negative, got %s", p.MinUptime)
+	case p.HandoverGrace < 0:
+		return fmt.Errorf("handover_grace must not be negative, got %s", p.HandoverGrace)
 	}
 	return nil
 }

@@ -206,15 +206,66 @@ func (s *Supervisor) guard(ctx context.Context) {
 		if _, ok := s.parked(); !ok {
 			s.fire(onUnparked, "the profile is no longer parked")
 		}
-	case Served:
-		if srv, why := s.findServer(ctx); srv == nil || srv.PID != s.server.PID {
-			s.handovers++
-			delay := s.cfg.Policy.delay(s.handovers, s.rnd)
-			at := s.clock.Now().Add(delay)
-			s.nextStart = &at
-			s.fire(onServerGone, fmt.Sprintf("gateway pid %d no longer serves profile %s (%s); starting our own in %s", s.server.PID, s.profile, why, delay.Round(time.Millisecond)))
+	case Backoff:
+		// Waiting to take over (or to retry): a server that came back
+		// serves the profile, and ours would only be refused, or keep
+		// the server from serving the others.
+		if srv, _ := s.findServer(ctx); srv != nil {
+			s.server = srv
+			s.fire(onServed, fmt.Sprintf("profile %s is served again, by gateway pid %d (%s): not starting our own", s.profile, srv.PID, srv.Via))
 		}
+	case Served:
+		s.servedLook(ctx)
 	}
+}
+
+// servedLook follows the gateway that serves the profile: another that
+// serves it now is followed; one that is gone is handed over from, after
+// the handover grace, unless a supervisor of ours is bringing it back.
+func (s *Supervisor) servedLook(ctx context.Context) {
+	srv, why := s.findServer(ctx)
+	switch {
+	case srv != nil && srv.PID == s.server.PID:
+		return
+	case srv != nil:
+		s.server = srv
+		s.fire(onServed, fmt.Sprintf("profile %s is served by gateway pid %d now (%s)", s.profile, srv.PID, srv.Via))
+		return
+	}
+	if sup, ok := s.serverRestarting(ctx); ok {
+		reason := fmt.Sprintf("gateway pid %d, which served profile %s, is gone (%s); the supervisor of its home (pid %d) is bringing it back: waiting for it, not starting our own",
+			s.server.PID, s.profile, why, sup)
+		if s.reason != reason {
+			s.fire(onServed, reason)
+		}
+		return
+	}
+	s.handovers++
+	delay := max(s.cfg.Policy.delay(s.handovers, s.rnd), s.cfg.Policy.HandoverGrace)
+	at := s.clock.Now().Add(delay)
+	s.nextStart = &at
+	s.fire(onServerGone, fmt.Sprintf("gateway pid %d no longer serves profile %s (%s); starting our own in %s unless it is back by then", s.server.PID, s.profile, why, delay.Round(time.Millisecond)))
+}
+
+// serverRestarting reports the pid of a live hermes-supervisor of the
+// serving gateway's home that keeps a gateway up there (its state file,
+// believed only while that supervisor provably runs): the server is being
+// restarted, and a gateway of ours started meanwhile would make the new
+// one refuse to serve any other profile.
+func (s *Supervisor) serverRestarting(ctx context.Context) (int, bool) {
+	if s.server == nil || s.server.Home == "" {
+		return 0, false
+	}
+	l := lockstore.Layout{Home: s.server.Home, LockDir: s.cfg.Layout.LockDir}
+	st, err := ReadStatusFile(l.SupervisorState())
+	if err != nil || !st.Up() || st.Supervisor.PID == s.self.PID {
+		return 0, false
+	}
+	self, argvEqual := st.supervisorSelf()
+	if s.prober.Liveness(ctx, self, argvEqual).Verdict.Gone() {
+		return 0, false
+	}
+	return st.Supervisor.PID, true
 }
 
 // watchServer waits, off the loop, for the serving gateway to exit, where

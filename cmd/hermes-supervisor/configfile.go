@@ -60,6 +60,7 @@ type restartFile struct {
 	CrashLoopMax    int                 `json:"crash_loop_max,omitempty"`
 	CrashLoopWindow supervisor.Duration `json:"crash_loop_window,omitempty"`
 	MinUptime       supervisor.Duration `json:"min_uptime,omitempty"`
+	HandoverGrace   supervisor.Duration `json:"handover_grace,omitempty"`
 }
 
 // maxConfigFile bounds the config file we read.
@@ -150,6 +151,7 @@ func parseFileConfig(b []byte) (fileConfig, error) {
 				"reset_after":       p.into(&r.ResetAfter, nil),
 				"crash_loop_window": p.into(&r.CrashLoopWindow, nil),
 				"min_uptime":        p.into(&r.MinUptime, nil),
+				"handover_grace":    p.into(&r.HandoverGrace, nil),
 				"jitter": p.into(&r.Jitter, func() error {
 					if r.Jitter != nil && (*r.Jitter < 0 || *r.Jitter >= 1) {
 						return fmt.Errorf("must be at least 0 and below 1 (0.2 is ±20%%), got %g", *r.Jitter)
@@ -363,6 +365,7 @@ func (fc fileConfig) FlagValues() map[string]string {
 	dur("reset-after", r.ResetAfter)
 	dur("crash-loop-window", r.CrashLoopWindow)
 	dur("min-uptime", r.MinUptime)
+	dur("handover-grace", r.HandoverGrace)
 	if r.Jitter != nil {
 		m["jitter"] = strconv.FormatFloat(*r.Jitter, 'g', -1, 64)
 	}

@@ -102,6 +102,7 @@ HERMES_GATEWAY_MAX_STARTS=0 unless the config file's "env" sets them.`,
 	fl.DurationVar(&f.policy.CrashLoopWindow, "crash-loop-window", f.policy.CrashLoopWindow, "window for --crash-loop-max")
 	fl.Float64Var(&f.policy.Jitter, "jitter", f.policy.Jitter, "fraction by which each backoff delay varies")
 	fl.DurationVar(&f.policy.MinUptime, "min-uptime", f.policy.MinUptime, "a restart request (exit 75) sooner than this after start counts as a failure")
+	fl.DurationVar(&f.policy.HandoverGrace, "handover-grace", f.policy.HandoverGrace, "how long a named profile's supervisor waits, after the gateway serving the profile went, before starting its own")
 	return cmd
 }
 
