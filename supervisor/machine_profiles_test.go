@@ -58,8 +58,9 @@ func (m *profileMachine) root() string {
 }
 
 // supervisedRoot writes the root home's state file as a supervisor in
-// state would, naming a live process as that supervisor.
-func (m *profileMachine) supervisedRoot(state State) {
+// state would, running gateway (0: none), naming a live process as that
+// supervisor.
+func (m *profileMachine) supervisedRoot(state State, gateway int) {
 	m.t.Helper()
 	cmd := exec.Command(os.Args[0], demogateway.Command, "-sleep")
 	if err := cmd.Start(); err != nil {
@@ -71,6 +72,9 @@ func (m *profileMachine) supervisedRoot(state State) {
 		m.t.Fatal(err)
 	}
 	st := &Status{State: state, Home: m.root()}
+	if gateway != 0 {
+		st.Child = &Child{PID: gateway}
+	}
 	st.Supervisor.PID, st.Supervisor.StartTime, st.Supervisor.Argv = id.PID, id.StartTime, cmd.Args
 	l := lockstore.Layout{Home: m.root(), LockDir: m.s.cfg.Layout.LockDir}
 	if err := writeStatusFile(l.SupervisorState(), st, false); err != nil {
@@ -157,15 +161,29 @@ func TestMachineProfiles(t *testing.T) {
 		{"served/server gone, its home's supervisor restarts it", func(m *profileMachine) {
 			m.serving = 4242
 			m.s.fire(onStartDue, "test")
-			m.supervisedRoot(Running)
+			m.supervisedRoot(Backoff, 0)
 			m.serving = 0
 			m.s.guard(m.s.loop)
 			m.s.guard(m.s.loop) // a second look says nothing new
 		}, want{state: Served, served: 4242, guard: true}},
+		{"served/server gone, its home's supervisor not yet told", func(m *profileMachine) {
+			m.serving = 4242
+			m.s.fire(onStartDue, "test")
+			m.supervisedRoot(Running, 4242)
+			m.serving = 0
+			m.s.guard(m.s.loop)
+		}, want{state: Served, served: 4242, guard: true}},
+		{"served/server gone, its home's supervisor runs one that does not serve it", func(m *profileMachine) {
+			m.serving = 4242
+			m.s.fire(onStartDue, "test")
+			m.supervisedRoot(Running, 4343)
+			m.serving = 0
+			m.s.guard(m.s.loop)
+		}, want{state: Backoff, wait: true, guard: true}},
 		{"served/server gone, its home's supervisor stopped", func(m *profileMachine) {
 			m.serving = 4242
 			m.s.fire(onStartDue, "test")
-			m.supervisedRoot(Stopped)
+			m.supervisedRoot(Stopped, 0)
 			m.serving = 0
 			m.s.guard(m.s.loop)
 		}, want{state: Backoff, wait: true, guard: true}},

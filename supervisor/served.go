@@ -248,17 +248,28 @@ func (s *Supervisor) servedLook(ctx context.Context) {
 }
 
 // serverRestarting reports the pid of a live hermes-supervisor of the
-// serving gateway's home that keeps a gateway up there (its state file,
-// believed only while that supervisor provably runs): the server is being
-// restarted, and a gateway of ours started meanwhile would make the new
-// one refuse to serve any other profile.
+// serving gateway's home that is bringing a gateway back there (its state
+// file, believed only while that supervisor provably runs): starting one,
+// backing off, stopping (a restart, or a stop it will say), or running
+// the very gateway that served us, its exit not yet seen. A gateway of
+// ours started meanwhile would make the new one serve no other profile.
+// One running another gateway, which does not serve the profile, is not.
 func (s *Supervisor) serverRestarting(ctx context.Context) (int, bool) {
 	if s.server == nil || s.server.Home == "" {
 		return 0, false
 	}
 	l := lockstore.Layout{Home: s.server.Home, LockDir: s.cfg.Layout.LockDir}
 	st, err := ReadStatusFile(l.SupervisorState())
-	if err != nil || !st.Up() || st.Supervisor.PID == s.self.PID {
+	if err != nil || st.Supervisor.PID == s.self.PID {
+		return 0, false
+	}
+	switch st.State {
+	case Starting, Backoff, Stopping:
+	case Running:
+		if st.Child == nil || st.Child.PID != s.server.PID {
+			return 0, false
+		}
+	default:
 		return 0, false
 	}
 	self, argvEqual := st.supervisorSelf()
