@@ -62,6 +62,21 @@ func listen(addr string, users ...string) (net.Listener, error) {
 	return ln, nil
 }
 
+// ourPipe reports whether addr is a name controlAddresses or listenFresh
+// makes: the local prefix, then letters, digits and dashes only.
+func ourPipe(addr string) bool {
+	rest, ok := strings.CutPrefix(addr, pipePrefix)
+	if !ok || rest == "" {
+		return false
+	}
+	for _, r := range rest {
+		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 // listenFresh listens on first with a random suffix: the pipe namespace
 // is machine-wide, and any user may create a guessable name first; this
 // one nobody can guess. Clients find it in the supervisor's state file.
@@ -90,8 +105,14 @@ func currentUserSID() (string, error) {
 	return u.User.Sid.String(), nil
 }
 
-// dial connects to the named pipe addr.
+// dial connects to the named pipe addr, one of our own local pipe names.
 func dial(ctx context.Context, addr string) (net.Conn, error) {
+	if !ourPipe(addr) {
+		// Never opened: a UNC name would authenticate to another host
+		// with our credentials, and "..", resolved before the open,
+		// reaches any pipe, file or device.
+		return nil, fmt.Errorf("dial %q: not a local control pipe of this supervisor: %w", addr, ErrNoEndpoint)
+	}
 	timeout := 5 * time.Second
 	if d, ok := ctx.Deadline(); ok {
 		timeout = time.Until(d)
