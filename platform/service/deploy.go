@@ -270,7 +270,15 @@ $bin = (@($Exe) + $argv | ForEach-Object { & $quote $_ }) -join ' '
 if (Get-Service -Name $name -ErrorAction SilentlyContinue) {
     # A reinstall must not leave the old binary and arguments running.
     Stop-Service -Name $name -ErrorAction SilentlyContinue
-    sc.exe config $name binPath= $bin start= auto obj= $me.Name password= $cred.GetNetworkCredential().Password | Out-Null
+    # Through CIM, not sc.exe: Windows PowerShell 5.1 passes a native
+    # argument that holds quotes (the quoted program path) without escaping
+    # them, and sc.exe would store a binPath cut at the first space.
+    $svc = Get-CimInstance -ClassName Win32_Service -Filter "Name='$name'"
+    $r = Invoke-CimMethod -InputObject $svc -MethodName Change -Arguments @{
+        PathName = $bin; StartMode = 'Automatic'; StartName = $me.Name; StartPassword = $cred.GetNetworkCredential().Password }
+    if ($r.ReturnValue -ne 0) {
+        throw "could not update service ${name} (Win32_Service.Change returned $($r.ReturnValue)): remove it with sc.exe delete $name, then run this script again"
+    }
 } else {
     New-Service -Name $name -BinaryPathName $bin -DisplayName $display -StartupType Automatic -Credential $cred `+"`"+`
         -Description "Supervises the Hermes Agent gateway for $HermesHome ($name)." | Out-Null
@@ -279,10 +287,13 @@ if (Get-Service -Name $name -ErrorAction SilentlyContinue) {
 # service without an elevated shell.
 Set-ItemProperty -Path "HKLM:\SYSTEM\CurrentControlSet\Services\$name" -Name Environment -Type MultiString -Value @("PATH=$env:PATH")
 sc.exe sdset $name "%[7]s" | Out-Null
+if ($LASTEXITCODE -ne 0) { throw "sc.exe sdset $name failed (exit $LASTEXITCODE): run this script again from an administrator shell" }
 # Restart after %[4]s; a day without failures resets the count; also
 # after a non-zero exit, not only a crash.
 sc.exe failure $name reset= %[5]d actions= %[6]s | Out-Null
+if ($LASTEXITCODE -ne 0) { throw "sc.exe failure $name failed (exit $LASTEXITCODE): run this script again from an administrator shell" }
 sc.exe failureflag $name 1 | Out-Null
+if ($LASTEXITCODE -ne 0) { throw "sc.exe failureflag $name failed (exit $LASTEXITCODE): run this script again from an administrator shell" }
 Start-Service -Name $name
 
 $deadline = (Get-Date).AddSeconds($WaitSeconds)
