@@ -297,6 +297,8 @@ func writeStatusFile(path string, s *Status, sync bool) error {
 func writeWatchdog(b *strings.Builder, w *WatchdogStatus, now time.Time) {
 	b.WriteString("watchdog:   ")
 	switch {
+	case w.ExitBy != nil:
+		fmt.Fprintf(b, "the gateway said STOPPING=1: taken down as hung if it still runs in %s", max(w.ExitBy.Sub(now), 0).Round(time.Millisecond))
 	case w.Interval > 0 && w.Armed && w.LastKeepAlive != nil:
 		fmt.Fprintf(b, "keep-alive every %s, last %s ago", time.Duration(w.Interval), now.Sub(*w.LastKeepAlive).Round(time.Millisecond))
 	case w.Interval > 0:

@@ -171,7 +171,8 @@ func New(cfg Config, log *zap.Logger, clock Clock, prober *procstate.Prober) (*S
 		loop:        context.Background(),
 		spawn:       spawnChild,
 		settleAfter: settleDelay,
-		wd:          watchdog{log: log, clock: clock, home: cfg.Layout.Home, setting: cfg.Watchdog, hangAfter: cfg.HangAfter},
+		wd: watchdog{log: log, clock: clock, home: cfg.Layout.Home, setting: cfg.Watchdog, hangAfter: cfg.HangAfter,
+			stopTimeout: cfg.StopTimeout, maxExtension: cfg.MaxStopExtension},
 	}
 	begins := make(chan struct{})
 	sup.busyBegins.Store(&begins)

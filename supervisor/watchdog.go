@@ -49,6 +49,9 @@ type WatchdogStatus struct {
 	HangAfter Duration `json:"hang_after,omitempty"`
 	// HeartbeatSeen is set once Hermes' heartbeat file named the gateway.
 	HeartbeatSeen bool `json:"heartbeat_seen,omitempty"`
+	// ExitBy is set once the gateway said STOPPING=1 on its own: it is
+	// taken down as hung if it still runs then.
+	ExitBy *time.Time `json:"exit_by,omitempty"`
 }
 
 // watchdog judges one gateway start's liveness through sd_notify and
@@ -63,6 +66,9 @@ type watchdog struct {
 	hangAfter time.Duration // Config.HangAfter
 	warned    string        // the last config warning, not repeated
 	config    hermesConfigCache
+	// stopTimeout and maxExtension (Config.StopTimeout and
+	// MaxStopExtension) bound a gateway that says STOPPING=1 on its own.
+	stopTimeout, maxExtension time.Duration
 	// spareAlarm and spareSock are the next start's alarm and notify
 	// socket, made while a gateway runs (see prepare), so that a restart
 	// does not wait for them: binding a socket is a file-system create,
@@ -110,6 +116,11 @@ type watch struct {
 	extendTo time.Time // EXTEND_TIMEOUT_USEC while starting
 	pidSeen  time.Time // gateway.pid first named our child
 	beat     bool      // the heartbeat file named our child
+	// A gateway that says STOPPING=1 on its own (at saidStop) is taken
+	// down if it still runs at exitBy, which EXTEND_TIMEOUT_USEC may move
+	// up to exitCeiling: systemd gives such a service TimeoutStopSec, as
+	// if it had sent SIGTERM. Zero when we stop it ourselves (quiet).
+	saidStop, exitBy, exitCeiling time.Time
 }
 
 // watchAction is what the watchdog asks of the loop.
@@ -299,6 +310,12 @@ func (w *watchdog) setDeadline() {
 	on := w.armed && !w.stopping && !w.quiet
 	w.ka.interval.Store(int64(w.watch.interval))
 	w.ka.armed.Store(on)
+	if w.stopping && !w.quiet && !w.exitBy.IsZero() {
+		// Keep-alives no longer move it (ka.armed is off): only the exit,
+		// or EXTEND_TIMEOUT_USEC, does.
+		w.alarm.Reset(w.exitBy.Sub(w.clock.Now()))
+		return
+	}
 	if !on {
 		w.alarm.Stop()
 		return
@@ -319,8 +336,17 @@ func (w *watchdog) judge() {
 }
 
 // missed runs when the keep-alive alarm fired: the gateway hung unless a
-// keep-alive raced the deadline.
+// keep-alive raced the deadline, or, once it said STOPPING=1, unless it
+// still has time to exit.
 func (w *watchdog) missed() watchAction {
+	if w.stopping && !w.quiet && !w.exitBy.IsZero() {
+		if now := w.clock.Now(); now.Before(w.exitBy) {
+			w.setDeadline()
+		} else {
+			return watchAction{hung: fmt.Sprintf("it said STOPPING=1 and still runs %s later", now.Sub(w.saidStop).Round(time.Millisecond))}
+		}
+		return watchAction{}
+	}
 	if !w.armed || w.stopping || w.quiet {
 		return watchAction{}
 	}
@@ -365,9 +391,18 @@ func (w *watchdog) notified(m notifyMsg) watchAction {
 	}
 	if m.stopping && !w.stopping {
 		w.stopping, w.armed = true, false
+		fields := []zap.Field{zap.Int("pid", w.pid)}
+		if !w.quiet {
+			w.saidStop, w.exitBy = now, now.Add(w.stopTimeout)
+			w.exitCeiling = w.exitBy.Add(w.maxExtension)
+			fields = append(fields, zap.Time("exit_by", w.exitBy), zap.Duration("stop_timeout", w.stopTimeout))
+		}
 		w.rearm()
-		w.log.Info("the gateway says it is stopping (STOPPING=1)", zap.Int("pid", w.pid))
+		w.log.Info("the gateway says it is stopping (STOPPING=1): it must exit within the stop timeout, or extend it (EXTEND_TIMEOUT_USEC)", fields...)
 		a.publish = true
+	}
+	if m.extend != nil && w.stopping && !w.quiet && !w.exitBy.IsZero() {
+		w.extendExit(now, *m.extend)
 	}
 	if m.trigger && !w.quiet {
 		a.hung = "it sent WATCHDOG=trigger"
@@ -376,6 +411,22 @@ func (w *watchdog) notified(m notifyMsg) watchAction {
 		a.ready = "sd_notify READY=1"
 	}
 	return a
+}
+
+// extendExit honours EXTEND_TIMEOUT_USEC from a gateway that said
+// STOPPING=1 on its own, as a stop we asked for does (see extendStop):
+// the deadline becomes at least d from now, never past its ceiling.
+func (w *watchdog) extendExit(now time.Time, d time.Duration) {
+	grant := min(d, max(w.exitCeiling.Sub(now), 0)) // no now.Add(d): d may be 292 years
+	until := now.Add(grant)
+	if grant < d {
+		until = w.exitCeiling
+	}
+	if until.After(w.exitBy) {
+		w.exitBy = until
+		w.log.Debug("the gateway extended its stop (EXTEND_TIMEOUT_USEC)", zap.Duration("asked", d), zap.Time("exit_by", until), zap.Time("ceiling", w.exitCeiling))
+		w.setDeadline()
+	}
 }
 
 // maxReadyExtension bounds a starting gateway's extension: a deadline no
@@ -466,10 +517,14 @@ func (w *watchdog) judgeReady(l lockstore.Layout, pid int) (bool, string) {
 // describe adds what the watch knows to a snapshot's child.
 func (w *watchdog) describe(c *Child) {
 	c.Status, c.NotifyIgnored = w.status, w.rejected
-	if w.watch.interval <= 0 && w.hangAfter <= 0 {
+	if w.watch.interval <= 0 && w.hangAfter <= 0 && w.exitBy.IsZero() {
 		return
 	}
 	st := &WatchdogStatus{Interval: Duration(w.watch.interval), Armed: w.armed, HangAfter: Duration(w.hangAfter), HeartbeatSeen: w.beat}
+	if !w.exitBy.IsZero() && !w.quiet {
+		t := w.exitBy
+		st.ExitBy = &t
+	}
 	if w.armed {
 		t := w.lastKeepAlive()
 		st.LastKeepAlive = &t
