@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 )
 
 // notifyDirPrefix names a notify socket's directory, so that an operator
@@ -25,8 +27,10 @@ const maxSocketPath = 100
 // directory, and a gateway may run for longer than /tmp's age limit. The
 // first of dir, $XDG_RUNTIME_DIR, the temporary directory and /tmp is used
 // that is an absolute directory no other user can swap entries in (not
-// writable by its group or others, or sticky) and whose socket path fits in sun_path:
-// a longer path would reach Hermes as an address it cannot connect to.
+// writable by its group or others, or sticky), on a path no other user can
+// rename a directory of (see unswappable), and whose socket path fits in
+// sun_path: a longer path would reach Hermes as an address it cannot
+// connect to.
 // notifyDir is the socket's private directory, removed on Close, and the
 // directory held open with a shared flock (see makeNotifyDir).
 type notifyDir struct {
@@ -75,6 +79,9 @@ func tryNotifyDir(parent string) (d, path string, lock *os.File, err error) {
 	// MkdirTemp asks for 0700 but the umask could only narrow it; a
 	// chmod after the fact states the intent for whoever reads this.
 	if err = os.Chmod(d, 0o700); err == nil {
+		err = unswappable(d)
+	}
+	if err == nil {
 		lock, err = os.Open(d)
 	}
 	if err == nil {
@@ -88,6 +95,20 @@ func tryNotifyDir(parent string) (d, path string, lock *os.File, err error) {
 		return "", "", nil, fmt.Errorf("notify socket directory %s: %w", d, err)
 	}
 	return d, filepath.Join(d, "n"), lock, nil
+}
+
+// unswappable checks that no other user can rename a directory on the
+// path of d, ours and fresh: the gateway connects by path at every
+// datagram, so one who could would hear it instead of us. A sticky parent
+// stops other users but not its owner, and a directory higher up may be
+// open to all: safefs.OpenDir judges every component (ours or root's, none
+// writable by others unless sticky).
+func unswappable(d string) error {
+	root, _, err := safefs.OpenDir(d, false)
+	if err != nil {
+		return err
+	}
+	return root.Close()
 }
 
 // listenIn opens a datagram socket in a fresh 0700 directory (see
