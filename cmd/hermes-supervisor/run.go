@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -379,6 +380,9 @@ func ownWatchdog(getenv func(string) string, pid int) time.Duration {
 	if p := getenv("WATCHDOG_PID"); p != "" && p != strconv.Itoa(pid) {
 		return 0
 	}
+	// Past what a Duration holds (292 years) the product would wrap, to
+	// a ping every few nanoseconds: saturate instead.
+	usec = min(usec, math.MaxInt64/int64(time.Microsecond))
 	return time.Duration(usec) * time.Microsecond / 2
 }
 
