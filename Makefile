@@ -67,7 +67,7 @@ quick: fmt-check
 # sudo runs inside it as a user would; Wine and mingw run the Windows tests;
 # cc builds the bench's C floor, whose test checks it detects a hang.
 # Installed with apt when missing and we may; otherwise a one-line error.
-TEST_DEBS := systemd-analyze:systemd systemd-nspawn:systemd-container sudo:sudo wine:wine64 wine:wine x86_64-w64-mingw32-gcc:gcc-mingw-w64-x86-64-win32 cc:gcc
+TEST_DEBS := python3:python3 systemd-analyze:systemd systemd-nspawn:systemd-container sudo:sudo wine:wine64 wine:wine x86_64-w64-mingw32-gcc:gcc-mingw-w64-x86-64-win32 cc:gcc
 test-deps:
 	@need=; for d in $(TEST_DEBS); do command -v $${d%%:*} >/dev/null || need="$$need $${d##*:}"; done; \
 	[ -z "$$need" ] && exit 0; \

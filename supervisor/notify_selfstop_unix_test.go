@@ -37,7 +37,7 @@ func TestGatewayThatSaysStoppingMustExit(t *testing.T) {
 		hung      bool
 	}{
 		{"a shutdown that hung is taken down", []string{"wedge"}, time.Second, time.Minute, true},
-		{"a slow shutdown within the stop timeout is left alone", []string{"exit", "2"}, 4 * time.Second, 0, false},
+		{"a slow shutdown within the stop timeout is left alone", []string{"exit", "2"}, 6 * time.Second, 0, false},
 		{"a shutdown extended as it drains is left alone", []string{"extend", "2.5"}, time.Second, time.Minute, false},
 		{"extensions end at --max-stop-extension", []string{"extend", "forever"}, time.Second, time.Second, true},
 	} {

@@ -5,7 +5,7 @@ argument picks what follows:
 
   wedge       block for good: a shutdown that hung
   exit S      exit 0 after S seconds
-  extend S    EXTEND_TIMEOUT_USEC=1500000 every 0.3 s; exit 0 after S
+  extend S    EXTEND_TIMEOUT_USEC=3000000 every 0.3 s; exit 0 after S
               seconds (never, if S is "forever")
 """
 import os
@@ -38,6 +38,6 @@ if mode == "wedge":
 end = float("inf") if sys.argv[2] == "forever" else time.monotonic() + float(sys.argv[2])
 while time.monotonic() < end:
     if mode == "extend":
-        send(b"EXTEND_TIMEOUT_USEC=1500000")
+        send(b"EXTEND_TIMEOUT_USEC=3000000")
     time.sleep(0.3)
 sys.exit(0)
