@@ -15,6 +15,7 @@ import (
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/platform/journald"
+	"github.com/hermes-agent/hermes-supervisor/platform/logqueue"
 	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
 )
 
@@ -181,8 +182,11 @@ func homeUnusable(path string, err error) bool {
 // stderr, which under systemd may be journald's: then the console format
 // leaves out the time (journald stamps each line) and, unless a format was
 // asked for, entries go over journald's native protocol with their fields
-// as journal fields.
-func (g *globals) logger(out zapcore.WriteSyncer, toStderr bool) (*zap.Logger, error) {
+// as journal fields. queued hands out its lines from a goroutine of its
+// own (platform/logqueue), so that an out that takes no writes (a paused
+// terminal, a pipe nobody reads) never stops the caller, which must then
+// Sync before it exits.
+func (g *globals) logger(out zapcore.WriteSyncer, toStderr, queued bool) (*zap.Logger, error) {
 	format := g.logFormat
 	if format == "" {
 		format = g.file.LogFormat
@@ -213,7 +217,11 @@ func (g *globals) logger(out zapcore.WriteSyncer, toStderr bool) (*zap.Logger, e
 	}
 	// Entries carry the gateway's output and STATUS= and file names as
 	// fields: every line is escaped (see termtext.Encoder).
-	core := zapcore.NewCore(termtext.Encoder(encoder), out, level)
+	lines := termtext.Encoder(encoder)
+	if queued {
+		out = logqueue.New(out, lines.Clone(), logQueueMax, logQueueWait)
+	}
+	core := zapcore.NewCore(lines, out, level)
 	if toJournal && !chosen {
 		if jc, ok := journald.NewCore(level, core); ok {
 			core = jc

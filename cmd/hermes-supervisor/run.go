@@ -134,7 +134,7 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 			return err
 		}
 	}
-	log, err := g.logger(logTo, !f.asService && f.logFile == "")
+	log, err := g.logger(logTo, !f.asService && f.logFile == "", true)
 	if err != nil {
 		return err
 	}
@@ -310,6 +310,15 @@ func rotatingLog(path, what, fix string) (zapcore.WriteSyncer, error) {
 const (
 	logMaxSize = 10 << 20
 	logBackups = 3
+)
+
+// run's log lines wait in a queue of at most logQueueMax bytes while its
+// output takes no writes (a paused terminal): the state machine that logs
+// them must not wait with them. At exit the log gets logQueueWait to take
+// them.
+const (
+	logQueueMax  = 4 << 20
+	logQueueWait = 2 * time.Second
 )
 
 // exitConfig is EX_CONFIG: a refusal no restart can fix. The service

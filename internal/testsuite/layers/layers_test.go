@@ -17,6 +17,7 @@ var rank = map[string]int{
 	"platform/signals":  0,
 	"platform/alarm":    0,
 	"platform/journald": 0,
+	"platform/logqueue": 0,
 	"platform/passwd":   0,
 	"platform/proctree": 1,
 	"platform/logfile":  1,
