@@ -66,25 +66,27 @@ func (l *File) open() error {
 }
 
 // Write appends p, rotating first when p would take the file past its
-// size. When the path cannot be opened again after a rotation (someone
-// put a FIFO or a link there), Write fails at once, and tries again at
-// the next write.
+// size. A rotation that fails still leaves p appended to the file at the
+// path when it can be, past its size, and returns the rotation's error
+// with it: a directory that refuses the rename (read-only, or a file made
+// append-only) must not cost every line from then on. When the path
+// cannot be opened again after a rotation (someone put a FIFO or a link
+// there), Write fails at once, and tries again at the next write.
 func (l *File) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	var rerr error
 	if l.f != nil && l.size > 0 && l.size+int64(len(p)) > l.max {
-		if err := l.rotate(); err != nil {
-			return 0, err
-		}
+		rerr = l.rotate()
 	}
 	if l.f == nil {
 		if err := l.open(); err != nil {
-			return 0, fmt.Errorf("log file: %w", err)
+			return 0, errors.Join(rerr, fmt.Errorf("log file: %w", err))
 		}
 	}
 	n, err := l.f.Write(p)
 	l.size += int64(n)
-	return n, err
+	return n, errors.Join(rerr, err)
 }
 
 // rotate closes the file, renames it to its backup name (a rename moves
@@ -95,10 +97,12 @@ func (l *File) rotate() error {
 	l.f = nil
 	stem, ext := split(l.path)
 	backup := stem + "-" + l.now().UTC().Format(backupTime) + ext
-	if rerr := os.Rename(l.path, backup); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
-		err = errors.Join(err, rerr)
+	switch rerr := os.Rename(l.path, backup); {
+	case rerr == nil:
+		l.prune()
+	case !errors.Is(rerr, fs.ErrNotExist):
+		err = errors.Join(err, fmt.Errorf("log file: rotate: %w", rerr))
 	}
-	l.prune()
 	if oerr := l.open(); oerr != nil {
 		return errors.Join(err, fmt.Errorf("log file: %w", oerr))
 	}
