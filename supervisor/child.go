@@ -120,7 +120,11 @@ func startChild(cfg *Config, self procstate.Identity, log *zap.Logger, clock Clo
 			log.Debug("the gateway runs in a cgroup of its own", zap.Int("pid", tree.Pid()), zap.String("cgroup", where))
 		}
 	}
-	c.out = newGatewayOutput(log, clock, cfg.OutputBurst, cfg.OutputInterval, len(readEnds))
+	limit := cfg.outLimit
+	if limit == nil {
+		limit = newOutputLimit(log, clock, cfg.OutputBurst, cfg.OutputInterval)
+	}
+	c.out = newGatewayOutput(log, limit, len(readEnds))
 	c.readEnds = readEnds
 	for range readEnds {
 		c.drained = append(c.drained, make(chan struct{}))

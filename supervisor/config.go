@@ -88,8 +88,8 @@ type Config struct {
 	OwnWatchdog time.Duration
 	// OutputBurst and OutputInterval limit the gateway's output as
 	// journald limits a service's: at most OutputBurst lines are logged per
-	// OutputInterval, and one line counts what was dropped. Either at zero
-	// turns the limit off.
+	// OutputInterval, every gateway of the run together, and one line
+	// counts what was dropped. Either at zero turns the limit off.
 	OutputBurst    int
 	OutputInterval time.Duration
 	// SweepWorkers bounds the goroutines a sweep keeps busy at once;
@@ -105,6 +105,10 @@ type Config struct {
 	// out is the gateway's stdout and stderr, made while the gateway
 	// before it ran (nil: startChild makes them).
 	out *outputPipes
+	// outLimit is the rate limit the gateway's output shares with every
+	// gateway before it (nil: startChild makes one for this gateway, which
+	// is nil again when the limit is off).
+	outLimit *outputLimit
 }
 
 // DefaultStopTimeout is above Hermes' default TimeoutStopSec (70 s).

@@ -114,6 +114,7 @@ func (s *Supervisor) start(ctx context.Context) {
 	cfg := s.cfg
 	cfg.stdin = s.nullInput()
 	cfg.out, s.spareOut = s.spareOut, nil
+	cfg.outLimit = s.outLimit
 	cfg.Env = append(slices.Clip(cfg.Env), EnvNonce+"="+s.nonce)
 	cfg.Env = append(cfg.Env, s.wd.open()...)
 	tm.mark("notify_socket", time.Now())

@@ -45,6 +45,9 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		s.spareOut.close()
 	}()
 	defer s.hold.flush()
+	// What the limit dropped of a gateway whose output has not ended (a
+	// helper left alone holds it) is counted before the run ends.
+	defer s.outLimit.close()
 	if err := s.startOwn(loopCtx); err != nil {
 		return err
 	}

@@ -27,8 +27,9 @@ const (
 // maxLogLine bounds one logged line of gateway output.
 const maxLogLine = 16 << 10
 
-// gatewayOutput logs the output of one gateway: its streams share one rate
-// limit, and the last stream to end reports what the limit suppressed.
+// gatewayOutput logs the output of one gateway: its streams share the rate
+// limit of every gateway of the run, and the last stream to end reports
+// what the limit suppressed so far.
 type gatewayOutput struct {
 	log   *zap.Logger
 	limit *outputLimit
@@ -62,8 +63,8 @@ func (o *gatewayOutput) tail() []byte {
 	return bytes.Clone(o.last)
 }
 
-func newGatewayOutput(log *zap.Logger, clock Clock, burst int, interval time.Duration, streams int) *gatewayOutput {
-	o := &gatewayOutput{log: log, limit: newOutputLimit(log, clock, burst, interval)}
+func newGatewayOutput(log *zap.Logger, limit *outputLimit, streams int) *gatewayOutput {
+	o := &gatewayOutput{log: log, limit: limit}
 	o.open.Store(int32(streams))
 	return o
 }
@@ -91,7 +92,7 @@ func (o *gatewayOutput) readFrom(l *lineLogger, r *os.File, done chan<- struct{}
 		if err != nil {
 			l.flush()
 			if o.open.Add(-1) == 0 {
-				o.limit.close()
+				o.limit.flush()
 			}
 			return
 		}
@@ -234,7 +235,19 @@ func (o *outputLimit) reportAfter(d time.Duration) {
 	o.report()
 }
 
-// close reports what is left: the gateway's output has ended.
+// flush reports what is left: one gateway's output has ended, and the
+// limit goes on for the next one.
+func (o *outputLimit) flush() {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.report()
+}
+
+// close reports what is left, and stops the timer waiting to: the run has
+// ended.
 func (o *outputLimit) close() {
 	if o == nil {
 		return

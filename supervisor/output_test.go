@@ -326,7 +326,7 @@ func TestOutputRateLimit(t *testing.T) {
 			sink := entrySink{entries: make(chan string, 100)}
 			cfg := zap.NewProductionEncoderConfig()
 			log := zap.New(zapcore.NewCore(termtext.Encoder(zapcore.NewJSONEncoder(cfg)), sink, zap.InfoLevel))
-			out := newGatewayOutput(log, clock, c.burst, 30*time.Second, 1)
+			out := newGatewayOutput(log, newOutputLimit(log, clock, c.burst, 30*time.Second), 1)
 			l := out.stream("stdout")
 			n := 0
 			for _, s := range c.steps {

@@ -111,6 +111,10 @@ type Supervisor struct {
 	// spareOut is the next gateway's output pipes (see housekeep); Run
 	// closes them.
 	spareOut *outputPipes
+	// outLimit is the rate limit on the output of every gateway of this
+	// run, as journald's is on a service's lines, not one start's: a
+	// gateway that restarts every second must not get a burst a second.
+	outLimit *outputLimit
 	owned    ownedLocks // the gateway's locks as last looked up (busy.go)
 }
 
@@ -173,6 +177,7 @@ func New(cfg Config, log *zap.Logger, clock Clock, prober *procstate.Prober) (*S
 		settleAfter: settleDelay,
 		wd: watchdog{log: log, clock: clock, home: cfg.Layout.Home, setting: cfg.Watchdog, hangAfter: cfg.HangAfter,
 			stopTimeout: cfg.StopTimeout, maxExtension: cfg.MaxStopExtension},
+		outLimit: newOutputLimit(log, clock, cfg.OutputBurst, cfg.OutputInterval),
 	}
 	begins := make(chan struct{})
 	sup.busyBegins.Store(&begins)
