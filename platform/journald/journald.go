@@ -2,11 +2,13 @@ package journald
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/hermes-agent/hermes-supervisor/platform/logqueue"
 	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
 	"go.uber.org/zap/zapcore"
 )
@@ -22,7 +24,19 @@ func NewCore(enab zapcore.LevelEnabler, fallback zapcore.Core) (zapcore.Core, bo
 	if !underJournal() {
 		return nil, false
 	}
-	return &journalCore{LevelEnabler: enab, send: journalSend, fallback: fallback}, true
+	return newCore(enab, journalSend, fallback, queueMax, queueWait), true
+}
+
+// A journald that takes no datagrams (wedged, its socket's queue full)
+// blocks each send; entries wait for it in a queue of at most queueMax
+// bytes, and Sync gives it queueWait to take them.
+const (
+	queueMax  = 4 << 20
+	queueWait = 2 * time.Second
+)
+
+func newCore(enab zapcore.LevelEnabler, send func(string, int, map[string]string) error, fallback zapcore.Core, max int, wait time.Duration) *journalCore {
+	return &journalCore{LevelEnabler: enab, fallback: fallback, q: sender{send, fallback}.queue(max, wait)}
 }
 
 // Connected reports whether stderr is connected to journald, which
@@ -47,7 +61,7 @@ func journalPriority(l zapcore.Level) int {
 type journalCore struct {
 	zapcore.LevelEnabler
 	fields   []zapcore.Field
-	send     func(msg string, priority int, vars map[string]string) error
+	q        *logqueue.Queue[entry] // shared by every core With makes
 	fallback zapcore.Core
 }
 
@@ -80,7 +94,7 @@ func (c *journalCore) Write(e zapcore.Entry, fs []zapcore.Field) error {
 		}
 	}
 	vars := map[string]string{"SYSLOG_IDENTIFIER": "hermes-supervisor"}
-	msg := e.Message
+	text := e.Message
 	if len(enc.Fields) > 0 {
 		// The fields also stay in the text, for `journalctl` as most
 		// people read it (it shows MESSAGE only).
@@ -91,26 +105,33 @@ func (c *journalCore) Write(e zapcore.Entry, fs []zapcore.Field) error {
 		je := json.NewEncoder(&b)
 		je.SetEscapeHTML(false)
 		if err := je.Encode(enc.Fields); err == nil {
-			msg += " " + strings.TrimSuffix(b.String(), "\n")
+			text += " " + strings.TrimSuffix(b.String(), "\n")
 		}
 	}
 	// MESSAGE is what `journalctl` prints: one line, escaped as every log
 	// line is. A field keeps its raw value: it is data (journald frames a
 	// value holding a newline by its length), and its name is ours.
-	msg = termtext.Line(msg)
+	msg := termtext.Line(text)
 	for k, v := range enc.Fields {
 		vars[journalField(k)] = journalValue(v)
 	}
 	if e.Caller.Defined {
 		vars["CODE_FILE"], vars["CODE_LINE"] = e.Caller.File, fmt.Sprint(e.Caller.Line)
 	}
-	if err := c.send(msg, journalPriority(e.Level), vars); err != nil {
-		return c.fallback.Write(e, fs)
+	// Every value is a string of its own by now: the entry may wait in
+	// the queue while the caller reuses what it logged.
+	c.q.Put(entry{msg: msg, text: text, level: e.Level, at: e.Time, vars: vars})
+	if e.Level > zapcore.ErrorLevel {
+		// Fatal and panic end the program: their entry goes first, as
+		// zap's own cores sync them.
+		return c.Sync()
 	}
 	return nil
 }
 
-func (c *journalCore) Sync() error { return c.fallback.Sync() }
+// Sync waits, at most the queue's wait, for journald to take what was
+// logged before it, then syncs the fallback.
+func (c *journalCore) Sync() error { return errors.Join(c.q.Sync(), c.fallback.Sync()) }
 
 // reservedFields are journal fields with a meaning of their own: ours of
 // the same name get a HERMES_ prefix.

@@ -3,6 +3,7 @@ package journald
 import (
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,21 +59,26 @@ func TestJournalCoreWrite(t *testing.T) {
 	}
 	var got []sent
 	var fellBack []string
-	refuse := false
-	core := &journalCore{LevelEnabler: zapcore.InfoLevel, fallback: recordingCore{zapcore.InfoLevel, &fellBack},
-		send: func(msg string, prio int, vars map[string]string) error {
-			if refuse {
-				return errors.New("refused")
-			}
-			got = append(got, sent{msg, prio, vars})
-			return nil
-		}}
+	var refuse atomic.Bool
+	core := newCore(zapcore.InfoLevel, func(msg string, prio int, vars map[string]string) error {
+		if refuse.Load() {
+			return errors.New("refused")
+		}
+		got = append(got, sent{msg, prio, vars})
+		return nil
+	}, recordingCore{zapcore.InfoLevel, &fellBack}, 1<<20, time.Minute)
 	log := zap.New(core).With(zap.String("home", "/h"))
 	log.Info("state", zap.String("from", "starting"), zap.String("to", "running"), zap.Int("pid", 42), zap.Duration("uptime", 1500*time.Millisecond))
 	log.Warn("sweep", zap.Strings("argv", []string{"a", "b"}))
 	log.Debug("not at info")
-	refuse = true
+	if err := core.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	refuse.Store(true)
 	log.Error("lost")
+	if err := core.Sync(); err != nil {
+		t.Fatal(err)
+	}
 
 	if len(got) != 2 {
 		t.Fatalf("sent %d entries, want 2: %+v", len(got), got)
@@ -88,8 +94,8 @@ func TestJournalCoreWrite(t *testing.T) {
 	if got[1].prio != 4 || got[1].vars["ARGV"] != `["a","b"]` {
 		t.Errorf("second entry: %+v", got[1])
 	}
-	if len(fellBack) != 1 || fellBack[0] != "lost" {
-		t.Errorf("fallback got %v, want the refused entry", fellBack)
+	if len(fellBack) != 1 || fellBack[0] != `lost {"home":"/h"}` {
+		t.Errorf("fallback got %v, want the refused entry with its fields", fellBack)
 	}
 }
 
@@ -101,13 +107,15 @@ func TestJournalCoreWrite(t *testing.T) {
 func TestJournalCoreHostile(t *testing.T) {
 	var msgs []string
 	var fields []map[string]string
-	core := &journalCore{LevelEnabler: zapcore.InfoLevel, fallback: recordingCore{zapcore.InfoLevel, new([]string)},
-		send: func(msg string, prio int, vars map[string]string) error {
-			msgs, fields = append(msgs, msg), append(fields, vars)
-			return nil
-		}}
+	core := newCore(zapcore.InfoLevel, func(msg string, prio int, vars map[string]string) error {
+		msgs, fields = append(msgs, msg), append(fields, vars)
+		return nil
+	}, recordingCore{zapcore.InfoLevel, new([]string)}, 1<<20, time.Minute)
 	hostile := "ok\x1b[2J\a\rforged\nPRIORITY=0\nMESSAGE=forged \u009b31m \u2028 \u202e \xff"
 	zap.New(core).Info("gateway status", zap.String("status", hostile), zap.String("x\nPRIORITY=0\nMESSAGE", "v"))
+	if err := core.Sync(); err != nil {
+		t.Fatal(err)
+	}
 	if len(msgs) != 1 {
 		t.Fatalf("sent %d entries, want 1", len(msgs))
 	}

@@ -3,6 +3,7 @@ package journald
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -16,15 +17,17 @@ func TestJournalCoreSize(t *testing.T) {
 	const b85 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~"
 	value := strings.Repeat(b85, 100)
 	var size int
-	c := &journalCore{LevelEnabler: zapcore.InfoLevel, fallback: zapcore.NewNopCore(),
-		send: func(msg string, prio int, vars map[string]string) error {
-			size = len(msg)
-			for k, v := range vars {
-				size += len(k) + len(v) + 2
-			}
-			return nil
-		}}
+	c := newCore(zapcore.InfoLevel, func(msg string, prio int, vars map[string]string) error {
+		size = len(msg)
+		for k, v := range vars {
+			size += len(k) + len(v) + 2
+		}
+		return nil
+	}, zapcore.NewNopCore(), 1<<20, time.Minute)
 	zap.New(c).Info("gateway output", zap.String("stream", "stdout"), zap.String("line_base85", value))
+	if err := c.Sync(); err != nil {
+		t.Fatal(err)
+	}
 	ratio := float64(size) / float64(len(value))
 	t.Logf("%d bytes of value cost %d bytes over the native protocol: %.2f per byte", len(value), size, ratio)
 	// Once as a field, once in MESSAGE, plus the entry.

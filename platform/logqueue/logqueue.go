@@ -7,144 +7,131 @@
 package logqueue
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
-
-	"go.uber.org/zap/zapcore"
-
-	"github.com/hermes-agent/hermes-supervisor/platform/logfield"
 )
 
 // ErrStuck is returned by Sync when the output took none of what was
 // queued within the wait.
 var ErrStuck = errors.New("the log's output takes no writes")
 
-// Writer is a zapcore.WriteSyncer that queues each write (one log entry)
-// and hands the queue to its output from a goroutine of its own, so that
-// Write never blocks on the output. The queue holds at most max bytes;
-// an entry that does not fit is dropped and counted, as is one the output
-// refuses, and the output gets one entry saying how many once it takes
-// writes again.
-type Writer struct {
-	out  zapcore.WriteSyncer
-	note zapcore.Encoder
-	max  int
-	wait time.Duration
+// Queue hands items (log entries) to its output from a goroutine of its
+// own, in order, so that Put never blocks on the output. It holds at most
+// max bytes of items; one that does not fit is dropped and counted, as is
+// one the output loses, and the output is told how many once it takes
+// items again.
+type Queue[T any] struct {
+	deliver func(batch []T) (lost, lostBytes int) // hands a batch to the output; what of it was lost
+	note    func(lost, lostBytes int) bool        // says what was lost; false: the output did not take it
+	size    func(T) int
+	max     int
+	wait    time.Duration
 
 	mu        sync.Mutex
-	queue     []byte
-	entries   int    // entries in queue
-	queued    uint64 // entries ever queued
-	handled   uint64 // entries ever handed to out, written or not
-	lost      int    // entries dropped or refused, not yet noted
-	lostBytes int64
+	queue     []T
+	bytes     int
+	queued    uint64 // items ever queued
+	handled   uint64 // items ever handed to the output, taken or not
+	lost      int    // items dropped or lost, not yet said
+	lostBytes int
 	progress  chan struct{} // closed, and replaced, whenever handled moves
 	wake      chan struct{}
 }
 
-// New returns a Writer onto out, queueing at most max bytes, that spells
-// its note on lost entries with note (the log's own encoder) and whose
-// Sync waits at most wait for the queue to be written.
-func New(out zapcore.WriteSyncer, note zapcore.Encoder, max int, wait time.Duration) *Writer {
-	w := &Writer{out: out, note: note, max: max, wait: wait,
+// NewQueue returns a Queue of at most max bytes (as size counts them)
+// that hands each batch to deliver and each loss to note, and whose Sync
+// waits at most wait for the output to take what was queued.
+func NewQueue[T any](deliver func([]T) (int, int), note func(int, int) bool, size func(T) int, max int, wait time.Duration) *Queue[T] {
+	q := &Queue[T]{deliver: deliver, note: note, size: size, max: max, wait: wait,
 		progress: make(chan struct{}), wake: make(chan struct{}, 1)}
-	go w.run()
-	return w
+	go q.run()
+	return q
 }
 
-// Write queues a copy of p, or counts it as lost when the queue is full.
-// It never fails.
-func (w *Writer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	if len(w.queue)+len(p) > w.max {
-		w.lost++
-		w.lostBytes += int64(len(p))
+// Put queues item, or counts it as lost when the queue is full. The item
+// must not change after: it may wait in the queue.
+func (q *Queue[T]) Put(item T) {
+	n := q.size(item)
+	q.mu.Lock()
+	// Once one is lost, the rest wait for the queue to be taken: the note
+	// must come between the items before the loss and those after it.
+	if q.lost > 0 || q.bytes+n > q.max {
+		q.lost++
+		q.lostBytes += n
 	} else {
-		w.queue = append(w.queue, p...)
-		w.entries++
-		w.queued++
+		q.queue = append(q.queue, item)
+		q.bytes += n
+		q.queued++
 	}
-	w.mu.Unlock()
-	// A loss wakes the writer too: its note is due once out takes writes.
+	q.mu.Unlock()
+	// A loss wakes the writer too: its note is due once the output takes
+	// items again.
 	select {
-	case w.wake <- struct{}{}:
+	case q.wake <- struct{}{}:
 	default:
 	}
-	return len(p), nil
 }
 
-// run writes the queue to out, all of it at once, then the note on what
-// was lost while it filled, for as long as the program runs. An entry is
-// lost only while the queue is full, and the queue empties only here: the
-// loss taken with a batch followed every entry in it, and preceded every
-// entry queued after.
-func (w *Writer) run() {
-	var batch []byte
-	for range w.wake {
-		w.mu.Lock()
-		batch, w.queue = w.queue, batch[:0]
-		n, lost, lostBytes := w.entries, w.lost, w.lostBytes
-		w.entries, w.lost, w.lostBytes = 0, 0, 0
-		w.mu.Unlock()
+// run hands the queue to the output, then the note on what was lost while
+// it filled, for as long as the program runs. An item is lost only while
+// the queue is full, and the queue empties only here: the loss taken with
+// a batch followed every item in it, and preceded every item queued after.
+func (q *Queue[T]) run() {
+	var batch []T
+	var zero T
+	for range q.wake {
+		q.mu.Lock()
+		batch, q.queue = q.queue, batch[:0]
+		q.bytes = 0
+		lost, lostBytes := q.lost, q.lostBytes
+		q.lost, q.lostBytes = 0, 0
+		q.mu.Unlock()
 
 		if len(batch) > 0 {
-			if wrote, err := w.out.Write(batch); err != nil {
-				// Entries end in a newline: those cut or not written at all.
-				lost += n - bytes.Count(batch[:wrote], []byte{'\n'})
-				lostBytes += int64(len(batch) - wrote)
-			}
+			l, lb := q.deliver(batch)
+			lost, lostBytes = lost+l, lostBytes+lb
 		}
-		w.mu.Lock()
-		if lost > 0 && !w.writeNote(lost, lostBytes) {
-			w.lost += lost
-			w.lostBytes += lostBytes
+		for i := range batch {
+			batch[i] = zero // the next batch reuses the array, not the items
 		}
-		w.handled += uint64(n)
-		close(w.progress)
-		w.progress = make(chan struct{})
-		w.mu.Unlock()
+		// Not under the lock: the output may block on the note too, and
+		// Put must not wait for it.
+		if lost > 0 && q.note(lost, lostBytes) {
+			lost, lostBytes = 0, 0
+		}
+		q.mu.Lock()
+		q.lost += lost
+		q.lostBytes += lostBytes
+		q.handled += uint64(len(batch))
+		close(q.progress)
+		q.progress = make(chan struct{})
+		q.mu.Unlock()
 	}
 }
 
-// writeNote writes the entry that says lines entries of size bytes were
-// lost, and reports whether out took it.
-func (w *Writer) writeNote(lines int, size int64) bool {
-	ent := zapcore.Entry{Level: zapcore.WarnLevel, Time: time.Now(),
-		Message: fmt.Sprintf("lost %d log lines, %d bytes: the log's output took no writes", lines, size)}
-	buf, err := w.note.EncodeEntry(ent, []zapcore.Field{logfield.Int("lines", lines), logfield.Int("bytes", int(size))})
-	if err != nil {
-		return false
-	}
-	defer buf.Free()
-	_, err = w.out.Write(buf.Bytes())
-	return err == nil
-}
-
-// Sync waits until what was queued before it is handed to the output,
-// then syncs the output; it gives up with ErrStuck once the output has
-// taken nothing for the Writer's wait, so that a program exits even with
-// its log stuck.
-func (w *Writer) Sync() error {
-	w.mu.Lock()
-	target := w.queued
-	w.mu.Unlock()
-	timer := time.NewTimer(w.wait)
+// Sync waits until what was queued before it is handed to the output; it
+// gives up with ErrStuck once the output has taken nothing for the
+// Queue's wait, so that a program exits even with its log stuck.
+func (q *Queue[T]) Sync() error {
+	q.mu.Lock()
+	target := q.queued
+	q.mu.Unlock()
+	timer := time.NewTimer(q.wait)
 	defer timer.Stop()
 	for {
-		w.mu.Lock()
-		done, progress := w.handled >= target, w.progress
-		w.mu.Unlock()
+		q.mu.Lock()
+		done, progress := q.handled >= target, q.progress
+		q.mu.Unlock()
 		if done {
-			return w.out.Sync()
+			return nil
 		}
 		select {
 		case <-progress:
-			timer.Reset(w.wait)
+			timer.Reset(q.wait)
 		case <-timer.C:
-			return fmt.Errorf("logqueue: %w for %s", ErrStuck, w.wait)
+			return fmt.Errorf("logqueue: %w for %s", ErrStuck, q.wait)
 		}
 	}
 }

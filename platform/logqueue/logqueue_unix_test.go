@@ -38,11 +38,11 @@ func TestWriterOnAStuckPipe(t *testing.T) {
 			t.Fatalf("Write = %d, %v", n, err)
 		}
 	}
-	q.mu.Lock()
-	if len(q.queue) > max {
-		t.Errorf("the queue holds %d bytes, more than its %d", len(q.queue), max)
+	q.q.mu.Lock()
+	if q.q.bytes > max {
+		t.Errorf("the queue holds %d bytes, more than its %d", q.q.bytes, max)
 	}
-	q.mu.Unlock()
+	q.q.mu.Unlock()
 
 	var out bytes.Buffer
 	copied := make(chan error, 1)

@@ -16,7 +16,7 @@ var rank = map[string]int{
 	"platform/safefs":   0,
 	"platform/signals":  0,
 	"platform/alarm":    0,
-	"platform/journald": 0,
+	"platform/journald": 1,
 	"platform/logqueue": 0,
 	"platform/passwd":   0,
 	"platform/proctree": 1,
