@@ -249,11 +249,14 @@ func (s *Supervisor) servedLook(ctx context.Context) {
 
 // serverRestarting reports the pid of a live hermes-supervisor of the
 // serving gateway's home that is bringing a gateway back there (its state
-// file, believed only while that supervisor provably runs): starting one,
-// backing off, stopping (a restart, or a stop it will say), or running
-// the very gateway that served us, its exit not yet seen. A gateway of
-// ours started meanwhile would make the new one serve no other profile.
-// One running another gateway, which does not serve the profile, is not.
+// file, believed only while that supervisor provably runs, and is not
+// stopped: one stopped by SIGSTOP or Ctrl-Z brings nothing back until it
+// gets SIGCONT, which may be never): starting one, backing off, stopping
+// (a restart, or a stop it will say), or running the very gateway that
+// served us, gone but its exit not yet seen. A gateway of ours started
+// meanwhile would make the new one serve no other profile. One running
+// another gateway, or the one that served us still running but no longer
+// listing the profile, brings nothing back.
 func (s *Supervisor) serverRestarting(ctx context.Context) (int, bool) {
 	if s.server == nil || s.server.Home == "" {
 		return 0, false
@@ -269,11 +272,15 @@ func (s *Supervisor) serverRestarting(ctx context.Context) (int, bool) {
 		if st.Child == nil || st.Child.PID != s.server.PID {
 			return 0, false
 		}
+		gw := st.Child.Identity()
+		if !s.prober.Liveness(ctx, gw, func(argv []string) bool { return procstate.ArgvMatches(gw.Argv, argv) }).Verdict.Gone() {
+			return 0, false
+		}
 	default:
 		return 0, false
 	}
 	self, argvEqual := st.supervisorSelf()
-	if s.prober.Liveness(ctx, self, argvEqual).Verdict.Gone() {
+	if v := s.prober.Liveness(ctx, self, argvEqual).Verdict; v.Gone() || v == procstate.Stopped {
 		return 0, false
 	}
 	return st.Supervisor.PID, true
