@@ -19,10 +19,12 @@ type entry struct {
 	vars      map[string]string
 }
 
+// size is what e holds in memory, near enough for the queue's bound: its
+// strings, and a map entry's own cost for each field.
 func (e entry) size() int {
-	n := len(e.msg)
+	n := len(e.msg) + len(e.text) + 64
 	for k, v := range e.vars {
-		n += len(k) + len(v)
+		n += len(k) + len(v) + 48
 	}
 	return n
 }
