@@ -93,10 +93,18 @@ type ruling struct {
 	keep    bool
 	verdict procstate.Verdict
 	reason  string
+	// elsewhere: not keep only because the live gateway is another
+	// profile's, which only Hermes' scoped readers ask (expected_home).
+	// Its start-up asks get_running_pid() unscoped, which counts that
+	// gateway as running and removes nothing: see keptElsewhere.
+	elsewhere bool
 }
 
-func keep(v procstate.Verdict, reason string) ruling  { return ruling{true, v, reason} }
-func stale(v procstate.Verdict, reason string) ruling { return ruling{false, v, reason} }
+func keep(v procstate.Verdict, reason string) ruling {
+	return ruling{keep: true, verdict: v, reason: reason}
+}
+
+func stale(v procstate.Verdict, reason string) ruling { return ruling{verdict: v, reason: reason} }
 
 // decision is the rules' answer on one file: the record read, what its
 // owner is, and what a sweep does with the file.
@@ -273,7 +281,9 @@ func (r *rules) runtimeRecord(h hermesRecord) ruling {
 	case read && r.gateway(l.Argv, true):
 		// _record_matches_live_gateway_pid with expected_home: the pid was
 		// reused by the gateway of another profile.
-		return stale(procstate.Reused, "pid now runs the gateway of another profile, "+quoteArgv(l.Argv)+" (a named profile's gateway carries -p <name> on its argv)")
+		rl := stale(procstate.Reused, "pid now runs the gateway of another profile, "+quoteArgv(l.Argv)+" (a named profile's gateway carries -p <name> on its argv)")
+		rl.elsewhere = true
+		return rl
 	case read:
 		return stale(procstate.Reused, "pid now runs "+quoteArgv(l.Argv))
 	case h.recordLooksLikeGateway():
@@ -358,23 +368,37 @@ func (r *rules) runtimeLockFile(f fileFacts, held bool) decision {
 // believes (all but stopped, startup_failed and none).
 var runningStates = map[string]bool{"starting": true, "running": true, "draining": true, "degraded": true}
 
-// runtimeStatusRunning is get_runtime_status_running_pid on
-// gateway_state.json (nil when absent or unreadable): true when it names
-// a live gateway of this home, or when Hermes' own check raises on it (a
-// list or object for gateway_state, or a file its reader raises on),
-// since Hermes then removes nothing.
-func (r *rules) runtimeStatusRunning(f *fileFacts) bool {
+// runtimeStatus is get_runtime_status_running_pid on gateway_state.json
+// (nil when absent or unreadable). ours: it names a live gateway of this
+// home, or Hermes' own check raises on it (a list or object for
+// gateway_state, or a file its reader raises on), since Hermes then
+// removes nothing. held: ours, or it names a live gateway of another
+// profile, which the start-up's unscoped call counts as running too (see
+// ruling.elsewhere), so that Hermes removes nothing either.
+func (r *rules) runtimeStatus(f *fileFacts) (ours, held bool) {
 	switch {
 	case f == nil:
-		return false
+		return false, false
 	case f.err != nil:
-		return readRaises(f.err)
+		return readRaises(f.err), readRaises(f.err)
 	case f.rec.stateRaises:
-		return true
+		return true, true
 	case f.rec.stateNone:
-		return false
+		return false, false
 	}
-	return r.runtimeRecord(f.rec).keep
+	rl := r.runtimeRecord(f.rec)
+	return rl.keep, rl.keep || rl.elsewhere
+}
+
+// keptElsewhere is a file whose record names a live gateway of another
+// profile (ruling.elsewhere): Hermes' start-up counts it as running and
+// removes nothing, its scoped readers call it not this home's and remove
+// nothing either. Kept, and named no gateway of this home.
+func keptElsewhere(rec hermesRecord, rl ruling) decision {
+	d := decide(rec, rl)
+	d.verdict, d.action = procstate.Unknown, ActionKeep
+	d.reason = rl.reason + "; Hermes' own start-up counts it as running and removes nothing: kept"
+	return d
 }
 
 // stateFile applies get_runtime_status_running_pid to gateway_state.json:
@@ -392,6 +416,8 @@ func (r *rules) stateFile(f fileFacts) decision {
 	d := decide(f.rec, rl)
 	switch st := f.rec.gatewayState; {
 	case rl.keep:
+	case rl.elsewhere && runningStates[st]:
+		return keptElsewhere(f.rec, rl)
 	case runningStates[st]:
 		d.action = ActionMarkStopped
 		d.reason = fmt.Sprintf("says %s but owner is %s (%s)", st, rl.verdict, rl.reason)

@@ -24,10 +24,11 @@ func keptForState(f fileFacts, why string) decision {
 // pidFile applies get_running_pid to gateway.pid, given what
 // is_gateway_runtime_lock_active found, gateway.lock's own record (nil
 // when it is absent or unreadable) and whether gateway_state.json names a
-// running gateway (runtimeStatusRunning). gateway.lock decides: held, the
+// running gateway (runtimeStatus's held). gateway.lock decides: held, the
 // file stands while its record, or gateway.lock's, names a live gateway
-// of this home; free, the file stands only while gateway_state.json names
-// one (that fallback runs before the cleanup), else it is stale.
+// of this home (or of another profile: keptElsewhere); free, the file
+// stands only while gateway_state.json names one (that fallback runs
+// before the cleanup), else it is stale.
 func (r *rules) pidFile(f fileFacts, lock lockState, lockRec *fileFacts, stateRuns bool) decision {
 	err := usable(f)
 	switch lock {
@@ -56,13 +57,19 @@ func (r *rules) pidFile(f fileFacts, lock lockState, lockRec *fileFacts, stateRu
 			return decision{verdict: procstate.Unknown, action: ActionKeep,
 				reason: "gateway.pid or gateway.lock is a record Hermes' reader raises on, so Hermes removes nothing; kept"}
 		}
+		var elsewhere *ruling
 		if err == nil {
-			if rl := r.runtimeRecord(f.rec); rl.keep {
+			rl := r.runtimeRecord(f.rec)
+			if rl.keep {
 				return decide(f.rec, rl)
+			}
+			if rl.elsewhere {
+				elsewhere = &rl
 			}
 		}
 		if lockRec != nil && lockRec.err == nil {
-			if rl := r.runtimeRecord(lockRec.rec); rl.keep {
+			rl := r.runtimeRecord(lockRec.rec)
+			if rl.keep {
 				d := decision{verdict: procstate.Alive, action: ActionKeep,
 					reason: fmt.Sprintf("gateway.lock is held by live gateway pid %d; Hermes leaves this file while it runs", lockRec.rec.PID)}
 				if err == nil {
@@ -70,6 +77,17 @@ func (r *rules) pidFile(f fileFacts, lock lockState, lockRec *fileFacts, stateRu
 				}
 				return d
 			}
+			if rl.elsewhere && elsewhere == nil {
+				elsewhere = &rl
+			}
+		}
+		if elsewhere != nil {
+			// get_running_pid() returns that pid and cleans nothing up.
+			d := keptElsewhere(f.rec, *elsewhere)
+			if err != nil {
+				d.record = nil
+			}
+			return d
 		}
 		// Hermes cleans up here whatever gateway_state.json says.
 	case lockUnknown:

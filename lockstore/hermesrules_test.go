@@ -116,7 +116,7 @@ func rowFacts() map[string]facts {
 	restart := []string{"/opt/bin/hermes", "gateway", "restart"}
 	gwpy := []string{"/usr/bin/python3", "gw.py", "gateway", "run"}
 	now := time.Now().UTC()
-	return merge(secondPassFacts(), procRowFacts(), profileFacts(), pythonRowFacts(), caseRowFacts(), map[string]facts{
+	return merge(secondPassFacts(), procRowFacts(), profileFacts(), pythonRowFacts(), caseRowFacts(), unscopedFacts(), map[string]facts{
 		"P01":  held(gw),
 		"P02":  free(gw, deadProc),
 		"P03":  free(rec(pidGateway, argvGateway, ruleHome, "start_time", nil), deadProc),
@@ -231,7 +231,8 @@ func judgeFacts(kind string, f facts) decision {
 	switch kind {
 	case string(KindPIDFile):
 		ff := file(true)
-		return keepHeld(ff, r.pidFile(ff, f.lock, lockRec, f.lock != lockHeld && r.runtimeStatusRunning(state)))
+		_, holds := r.runtimeStatus(state)
+		return keepHeld(ff, r.pidFile(ff, f.lock, lockRec, f.lock != lockHeld && holds))
 	case string(KindRuntimeLock):
 		return r.runtimeLockFile(*lockRec, f.lock == lockHeld)
 	case string(KindScopedLock):

@@ -402,8 +402,10 @@ type homeFiles struct {
 	// pidDecision is the rules' on gateway.pid, once judged and readable.
 	pidDecision *decision
 	// stateRuns: gateway.lock is not held and gateway_state.json names
-	// a running gateway (get_running_pid's fallback).
-	stateRuns bool
+	// a running gateway of this home (get_running_pid's fallback);
+	// stateHolds: or one of another profile, which that fallback, asked
+	// unscoped by Hermes' start-up, takes as well (runtimeStatus).
+	stateRuns, stateHolds bool
 }
 
 // readHome reads gateway.lock and probes it first, since it decides what
@@ -442,9 +444,11 @@ func (s *Store) judgeHome(r *rules, h *homeFiles, state *fileFacts) {
 		lockRec = &h.lock.facts
 		h.lock.set(r.runtimeLockFile(h.lock.facts, h.lockState == lockHeld))
 	}
-	h.stateRuns = h.lockState != lockHeld && r.runtimeStatusRunning(state)
+	if h.lockState != lockHeld {
+		h.stateRuns, h.stateHolds = r.runtimeStatus(state)
+	}
 	if h.pidFound && h.pid.Action != ActionError {
-		d := r.pidFile(h.pid.facts, h.lockState, lockRec, h.stateRuns)
+		d := r.pidFile(h.pid.facts, h.lockState, lockRec, h.stateHolds)
 		s.settle(&h.pid, d)
 		d = decision{record: h.pid.Record, verdict: h.pid.Verdict, action: h.pid.Action, reason: h.pid.Reason}
 		h.pidDecision = &d

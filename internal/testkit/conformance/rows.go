@@ -116,7 +116,7 @@ const isoOffset = "2006-01-02T15:04:05.000000-07:00"
 // splits or resolves otherwise than Go, then those where it lowers or
 // splits a command line otherwise.
 func Rows() []Row {
-	return append(append(append(append(append(append(firstPass(), secondPass()...), isoRows()...), procRows()...), profileRows()...), pythonRows()...), caseRows()...)
+	return append(append(append(append(append(append(append(firstPass(), secondPass()...), isoRows()...), procRows()...), profileRows()...), pythonRows()...), caseRows()...), unscopedRows()...)
 }
 
 // RowsHere returns the rows that can be built on this OS (see Runs),

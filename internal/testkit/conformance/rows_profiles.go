@@ -43,7 +43,7 @@ func profileRows() []Row {
 				e.InProfile("work")
 				return e.record(e.PIDFile(), e.Sleeper("hermes", "gateway", "run"), e.Home, nil)
 			}},
-		{ID: "N07", File: "state", Layout: "profile home, gateway_state.json running, start_time null, pid reused by `hermes -p coder gateway run`", Hermes: "stale", Verdict: "reused", Action: "mark-stopped",
+		{ID: "N07", File: "state", Layout: "profile home, gateway_state.json running, start_time null, pid reused by `hermes -p coder gateway run` (Hermes' start-up, unscoped, calls it running; see Q01)", Hermes: "live", Verdict: "unknown", Action: "keep",
 			Build: func(e *Env) string {
 				e.InProfile("work")
 				return e.record(e.StateFile(), e.Sleeper("hermes", "-p", "coder", "gateway", "run"), e.Home, both(gatewayArgv, nullStart, running))
