@@ -34,6 +34,7 @@ package lockstore
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/hermes-agent/hermes-supervisor/procstate"
@@ -146,20 +147,29 @@ func (r *rules) gateway(argv []string, runtime bool) bool {
 
 // homeMatches mirrors _pid_record_belongs_to_current_profile: a record
 // without hermes_home (older Hermes) proves nothing and passes.
-// _canonical_hermes_home expands "~" first (os.path.expanduser). raises:
-// Hermes' own resolve() raises on the path (see sameHome).
-func (r *rules) homeMatches(h hermesRecord) (match, raises bool) {
+// _canonical_hermes_home expands "~" first (os.path.expanduser). unknown
+// says why Hermes' answer cannot be known here, when it cannot.
+func (r *rules) homeMatches(h hermesRecord) (match bool, unknown string) {
 	if h.HermesHome == "" {
-		return true, false
+		return true, ""
 	}
 	home := h.HermesHome
 	if r.expand != nil {
 		var ok bool
 		if home, ok = r.expand(home); !ok {
-			return true, false // keeps more, never less
+			return true, "" // keeps more, never less
 		}
 	}
-	return sameHome(home, r.home)
+	if !filepath.IsAbs(home) {
+		// Hermes writes it absolute; a hand-written relative one may be
+		// this home or not, as the reader's working directory has it.
+		return false, "its hermes_home is relative, which Hermes' resolve() takes from the working directory of the Hermes process reading it, not known here"
+	}
+	same, raises := sameHome(home, r.home)
+	if raises {
+		return false, "its hermes_home leads through a loop of symbolic links, on which Hermes' own resolve() raises"
+	}
+	return same, ""
 }
 
 // otherProfile reports a live gateway command line that, in a named
@@ -256,9 +266,9 @@ func (r *rules) runtimeRecord(h hermesRecord) ruling {
 	if h.homeRaises {
 		return keep(procstate.Unknown, "its hermes_home is no path, on which Hermes' own check raises; kept")
 	}
-	match, raises := r.homeMatches(h)
-	if raises {
-		return keep(procstate.Unknown, "its hermes_home leads through a loop of symbolic links, on which Hermes' own resolve() raises; kept")
+	match, unknown := r.homeMatches(h)
+	if unknown != "" {
+		return keep(procstate.Unknown, unknown+"; kept")
 	}
 	if !match {
 		return stale(procstate.Reused, "record belongs to another Hermes home ("+h.HermesHome+")")

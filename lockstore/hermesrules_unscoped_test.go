@@ -17,5 +17,8 @@ func unscopedFacts() map[string]facts {
 		"Q02": {home: workHome, file: rec(pidGateway, gwArgv, workHome), lock: lockFree,
 			state: rec(pidOther, gwArgv, workHome, "gateway_state", "running", "start_time", nil),
 			procs: procs(pidGateway, deadProc, pidOther, coder)},
+		// _same_hermes_home resolves "home" against the reader's working
+		// directory.
+		"Q03": {file: rec(pidGateway, gwArgv, "home"), lock: lockHeld, procs: procs(pidGateway, alive(argvGateway...))},
 	}
 }

@@ -29,5 +29,13 @@ func unscopedRows() []Row {
 				e.record(e.StateFile(), other(e), e.Home, both(gatewayArgv, nullStart, running))
 				return e.record(e.PIDFile(), e.Dead("hermes", "gateway", "run"), e.Home, nil)
 			}},
+		// _same_hermes_home resolves a relative hermes_home against the
+		// working directory of the Hermes process reading it, which is not
+		// known here: it may be this home.
+		{ID: "Q03", File: "pid-file", Layout: "gateway.lock held, live `hermes gateway run`, hermes_home relative (`home`)", Hermes: "live", Verdict: "unknown", Action: "keep",
+			Build: func(e *Env) string {
+				e.HoldLock(e.RuntimeLock())
+				return e.record(e.PIDFile(), e.Sleeper("hermes", "gateway", "run"), "home", gatewayArgv)
+			}},
 	}
 }
