@@ -224,6 +224,9 @@ type hermesRecord struct {
 	// homeRaises: hermes_home is truthy but no string (or holds a NUL), so
 	// Hermes' _same_hermes_home raises instead of deciding.
 	homeRaises bool
+	// homeSurrogate: hermes_home holds an escaped lone surrogate, which
+	// Go's JSON reads as U+FFFD (see loneSurrogate).
+	homeSurrogate bool
 	// stateNone: gateway_state is absent, null, "stopped" or
 	// "startup_failed", which get_runtime_status_running_pid ignores;
 	// stateRaises: it is a list or object, which its `in` test raises on.
@@ -260,6 +263,7 @@ func parseHermesRecord(data []byte, barePID bool) (hermesRecord, error) {
 	h.PID, pv = pidFromRecord(fields, "pid")
 	h.pidOK, h.pidRaises = pv == pidOK, pv == pidRaises
 	h.homeRaises = homeRaises(fields.at("hermes_home"))
+	h.homeSurrogate = loneSurrogate(fields.at("hermes_home"))
 	h.stateNone, h.stateRaises = stateIgnored(fields.at("gateway_state"))
 	h.StartTime, h.startBogus = startTimeOf(fields.at("start_time"))
 	argv := fields.at("argv")
@@ -343,6 +347,46 @@ func homeRaises(raw json.RawMessage) bool {
 	}
 	f, err := strconv.ParseFloat(string(t), 64)
 	return err != nil || f != 0
+}
+
+// loneSurrogate reports whether raw, a JSON string, escapes a surrogate
+// that is not one of a pair. Python's json.loads keeps it in the str, and
+// Hermes writes one for each home path byte that is not UTF-8 (\udc80 to
+// \udcff, surrogateescape): as a path it is that byte again to Python, or
+// a UnicodeEncodeError (other surrogates); Go's JSON makes it U+FFFD.
+func loneSurrogate(raw json.RawMessage) bool {
+	if len(raw) == 0 || raw[0] != '"' || bytes.IndexByte(raw, '\\') < 0 {
+		return false
+	}
+	// escaped returns the code unit of a \uXXXX escape at raw[i:].
+	escaped := func(i int) (rune, bool) {
+		if i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16)
+		return rune(v), err == nil
+	}
+	for i := 1; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		r, ok := escaped(i)
+		if !ok {
+			i++ // a two-character escape
+			continue
+		}
+		i += 5
+		switch {
+		case r >= 0xdc00 && r <= 0xdfff:
+			return true // a low surrogate with no high one before it
+		case r >= 0xd800 && r <= 0xdbff:
+			if low, ok := escaped(i + 1); !ok || low < 0xdc00 || low > 0xdfff {
+				return true
+			}
+			i += 6
+		}
+	}
+	return false
 }
 
 func emptyContainer(raw json.RawMessage) bool {

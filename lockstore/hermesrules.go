@@ -153,6 +153,9 @@ func (r *rules) homeMatches(h hermesRecord) (match bool, unknown string) {
 	if h.HermesHome == "" {
 		return true, ""
 	}
+	if h.homeSurrogate {
+		return false, "its hermes_home escapes a lone surrogate (Python's spelling of a path byte that is not UTF-8), which is not read here as Hermes reads it"
+	}
 	home := h.HermesHome
 	if r.expand != nil {
 		var ok bool
