@@ -20,7 +20,7 @@ package lockstore
 //	is_gateway_runtime_lock_active              lockState, rules.runtimeLockFile
 //	get_runtime_status_running_pid              rules.stateFile
 //	_scoped_lock_record_is_stale                rules.scopedRecord, rules.scopedOwner (hermesrules_scoped.go)
-//	_process_is_stopped                         processIsStopped
+//	_process_is_stopped                         processIsStopped (hermesrules_scoped.go)
 //	acquire_scoped_lock                         rules.scopedLockFile (hermesrules_scoped.go)
 //	_marker_is_stale, _read_live_pid_marker     markerStale, rules.markerFile (hermesrules_markers.go)
 //	get_running_pid                             rules.pidFile, getRunningPID (hermesrules_running.go)
