@@ -5,15 +5,14 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/fullpipe"
 	"github.com/hermes-agent/hermes-supervisor/internal/testkit/syncbuf"
 	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 	"github.com/hermes-agent/hermes-supervisor/platform/ctlsock"
@@ -32,7 +31,7 @@ func TestRunWithStuckLog(t *testing.T) {
 	exe := testdir.OpenCopy(t, "hermes-supervisor")
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
-	r, w := fullPipe(t)
+	r, w := fullpipe.New(t)
 	cmd := exec.Command(exe, "--home", home, "--lock-dir", filepath.Join(dir, "locks"), "run", "--demo")
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir}
 	cmd.Stdout, cmd.Stderr = w, w
@@ -81,46 +80,6 @@ func TestRunWithStuckLog(t *testing.T) {
 		}
 		at += i
 	}
-}
-
-// fullPipe returns a pipe whose buffer is already full: the next write to
-// w blocks until r is read. w is blocking, as a terminal's or a shell
-// pipe's write end is.
-func fullPipe(t *testing.T) (r, w *os.File) {
-	t.Helper()
-	var p [2]int
-	if err := syscall.Pipe(p[:]); err != nil {
-		t.Fatal(err)
-	}
-	syscall.CloseOnExec(p[0])
-	syscall.CloseOnExec(p[1])
-	if err := syscall.SetNonblock(p[1], true); err != nil {
-		t.Fatal(err)
-	}
-	chunk := bytes.Repeat([]byte{'#'}, 4096)
-	for {
-		_, err := syscall.Write(p[1], chunk)
-		if errors.Is(err, syscall.EAGAIN) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Full to the last byte, whatever the pipe's size.
-	for {
-		_, err := syscall.Write(p[1], chunk[:1])
-		if errors.Is(err, syscall.EAGAIN) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := syscall.SetNonblock(p[1], false); err != nil {
-		t.Fatal(err)
-	}
-	return os.NewFile(uintptr(p[0]), "|0"), os.NewFile(uintptr(p[1]), "|1")
 }
 
 // waitReady polls the supervisor of home over its control endpoint until

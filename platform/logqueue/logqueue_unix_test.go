@@ -8,14 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/fullpipe"
 )
 
 // TestWriterOnAStuckPipe writes far more than the queue holds into a pipe
@@ -28,7 +28,7 @@ func TestWriterOnAStuckPipe(t *testing.T) {
 		size    = 100
 		max     = 1000
 	)
-	r, w := fullPipe(t)
+	r, w := fullpipe.New(t)
 	defer r.Close()
 	defer w.Close()
 	q := New(zapcore.AddSync(w), zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), max, time.Minute)
@@ -94,7 +94,7 @@ func TestWriterOnAStuckPipe(t *testing.T) {
 // returns ErrStuck once its wait has passed, so that a program with a
 // stuck log still exits.
 func TestSyncGivesUp(t *testing.T) {
-	r, w := fullPipe(t)
+	r, w := fullpipe.New(t)
 	defer r.Close()
 	defer w.Close()
 	const wait = 50 * time.Millisecond
@@ -108,33 +108,4 @@ func TestSyncGivesUp(t *testing.T) {
 	if took := time.Since(begun); took < wait {
 		t.Errorf("Sync gave up after %v, before its wait of %v", took, wait)
 	}
-}
-
-// fullPipe returns a pipe whose buffer is full: the next write to w
-// blocks until r is read.
-func fullPipe(t *testing.T) (r, w *os.File) {
-	t.Helper()
-	var p [2]int
-	if err := syscall.Pipe(p[:]); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.SetNonblock(p[1], true); err != nil {
-		t.Fatal(err)
-	}
-	chunk := []byte("################################################################")
-	for _, n := range []int{len(chunk), 1} {
-		for {
-			_, err := syscall.Write(p[1], chunk[:n])
-			if errors.Is(err, syscall.EAGAIN) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := syscall.SetNonblock(p[1], false); err != nil {
-		t.Fatal(err)
-	}
-	return os.NewFile(uintptr(p[0]), "|0"), os.NewFile(uintptr(p[1]), "|1")
 }

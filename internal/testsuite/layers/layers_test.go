@@ -46,6 +46,7 @@ var rank = map[string]int{
 	"internal/testkit/testdir":       0,
 	"internal/testkit/syncbuf":       0,
 	"internal/testkit/silentsock":    0,
+	"internal/testkit/fullpipe":      0,
 	"internal/testkit/cgrouptest":    0,
 	// Test support that lays out files with real processes; it reads
 	// processes and locks only, never lockstore.
