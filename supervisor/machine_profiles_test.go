@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 // the test decides: serving names the pid that serves it, 0 for none.
 type profileMachine struct {
 	*machine
-	serving int
+	serving atomic.Int64 // read by the server watch's goroutine too
 }
 
 func newProfileMachine(t *testing.T) *profileMachine {
@@ -30,10 +31,10 @@ func newProfileMachine(t *testing.T) *profileMachine {
 	m.s.profile, m.s.named = "work", true
 	pm := &profileMachine{machine: m}
 	m.s.look = func(context.Context) (*ServedBy, string) {
-		if pm.serving == 0 {
+		if pm.serving.Load() == 0 {
 			return nil, "nobody serves it"
 		}
-		return &ServedBy{PID: pm.serving, Home: pm.root(), Via: "test"}, ""
+		return &ServedBy{PID: int(pm.serving.Load()), Home: pm.root(), Via: "test"}, ""
 	}
 	return pm
 }
@@ -107,109 +108,109 @@ func TestMachineProfiles(t *testing.T) {
 		want  want
 	}{
 		{"stopped/start due, served", func(m *profileMachine) {
-			m.serving = 4242
+			m.serving.Store(4242)
 			m.s.fire(onStartDue, "test")
 		}, want{state: Served, served: 4242, guard: true}},
 		{"served/server gone", func(m *profileMachine) {
-			m.serving = 4242
+			m.serving.Store(4242)
 			m.s.fire(onStartDue, "test")
-			m.serving = 0
+			m.serving.Store(0)
 			m.s.guard(m.s.loop)
 		}, want{state: Backoff, wait: true, guard: true}},
 		{"served/server gone, backoff over", func(m *profileMachine) {
-			m.serving = 4242
+			m.serving.Store(4242)
 			m.s.fire(onStartDue, "test")
-			m.serving = 0
+			m.serving.Store(0)
 			m.s.guard(m.s.loop)
 			m.s.fire(onStartDue, "backoff over")
 		}, want{state: Starting, spawns: 1, guard: true}},
 		{"served/server's exit seen", func(m *profileMachine) {
-			m.serving = 4242
+			m.serving.Store(4242)
 			m.s.fire(onStartDue, "test")
-			m.serving = 0
+			m.serving.Store(0)
 			m.s.handle(serverExited{gen: m.s.watchGen})
 		}, want{state: Backoff, wait: true, guard: true}},
 		{"served/stale server exit event", func(m *profileMachine) {
-			m.serving = 4242
+			m.serving.Store(4242)
 			m.s.fire(onStartDue, "test")
-			m.serving = 0
+			m.serving.Store(0)
 			m.s.handle(serverExited{gen: m.s.watchGen - 1})
 		}, want{state: Served, served: 4242, guard: true}},
 		{"served/another server", func(m *profileMachine) {
-			m.serving = 4242
+			m.serving.Store(4242)
 			m.s.fire(onStartDue, "test")
-			m.serving = 4343
+			m.serving.Store(4343)
 			m.s.guard(m.s.loop)
 		}, want{state: Served, served: 4343, guard: true}},
 		{"served/server gone, the grace not over", func(m *profileMachine) {
-			m.serving = 4242
+			m.serving.Store(4242)
 			m.s.fire(onStartDue, "test")
-			m.serving = 0
+			m.serving.Store(0)
 			m.s.guard(m.s.loop)
 			if got := m.s.nextStart.Sub(m.clock.now); got != m.s.cfg.Policy.HandoverGrace {
 				m.t.Errorf("our own starts in %s, want the handover grace, %s", got, m.s.cfg.Policy.HandoverGrace)
 			}
 		}, want{state: Backoff, wait: true, guard: true}},
 		{"served/server gone, back within the grace", func(m *profileMachine) {
-			m.serving = 4242
+			m.serving.Store(4242)
 			m.s.fire(onStartDue, "test")
-			m.serving = 0
+			m.serving.Store(0)
 			m.s.guard(m.s.loop)
-			m.serving = 4343
+			m.serving.Store(4343)
 			m.s.guard(m.s.loop)
 		}, want{state: Served, served: 4343, guard: true}},
 		{"served/server gone, its home's supervisor restarts it", func(m *profileMachine) {
-			m.serving = 4242
+			m.serving.Store(4242)
 			m.s.fire(onStartDue, "test")
 			m.supervisedRoot(Backoff, 0)
-			m.serving = 0
+			m.serving.Store(0)
 			m.s.guard(m.s.loop)
 			m.s.guard(m.s.loop) // a second look says nothing new
 		}, want{state: Served, served: 4242, guard: true}},
 		{"served/server gone, its home's supervisor not yet told", func(m *profileMachine) {
-			m.serving = 4242
+			m.serving.Store(4242)
 			m.s.fire(onStartDue, "test")
 			m.supervisedRoot(Running, 4242)
-			m.serving = 0
+			m.serving.Store(0)
 			m.s.guard(m.s.loop)
 		}, want{state: Served, served: 4242, guard: true}},
 		{"served/server gone, its home's supervisor runs one that does not serve it", func(m *profileMachine) {
-			m.serving = 4242
+			m.serving.Store(4242)
 			m.s.fire(onStartDue, "test")
 			m.supervisedRoot(Running, 4343)
-			m.serving = 0
+			m.serving.Store(0)
 			m.s.guard(m.s.loop)
 		}, want{state: Backoff, wait: true, guard: true}},
 		{"served/server gone, its home's supervisor stopped", func(m *profileMachine) {
-			m.serving = 4242
+			m.serving.Store(4242)
 			m.s.fire(onStartDue, "test")
 			m.supervisedRoot(Stopped, 0)
-			m.serving = 0
+			m.serving.Store(0)
 			m.s.guard(m.s.loop)
 		}, want{state: Backoff, wait: true, guard: true}},
 		{"served/still served", func(m *profileMachine) {
-			m.serving = 4242
+			m.serving.Store(4242)
 			m.s.fire(onStartDue, "test")
 			m.s.guard(m.s.loop)
 		}, want{state: Served, served: 4242, guard: true}},
 		{"served/stop", func(m *profileMachine) {
-			m.serving = 4242
+			m.serving.Store(4242)
 			m.s.fire(onStartDue, "test")
 			m.s.fire(onStop, "test")
 		}, want{state: Stopped, intent: exitNext}},
 		{"served/restart", func(m *profileMachine) {
-			m.serving = 4242
+			m.serving.Store(4242)
 			m.s.fire(onStartDue, "test")
 			m.s.fire(onRestart, "test")
 		}, want{state: Served, served: 4242, guard: true}},
 		{"running/exit 78 with the multiplexer's refusal", func(m *profileMachine) {
 			setup(m.machine, "running")
-			m.serving = 4242
+			m.serving.Store(4242)
 			m.exitSaying(ExitConfig, refusal)
 		}, want{state: Served, spawns: 1, served: 4242, guard: true}},
 		{"running/exit 75, attached to the host gateway", func(m *profileMachine) {
 			setup(m.machine, "running")
-			m.serving = 4242
+			m.serving.Store(4242)
 			m.exitSaying(ExitRestart, "✓ The host gateway already serves profile 'work' — nothing to start.\n")
 		}, want{state: Served, spawns: 1, served: 4242, guard: true}},
 		{"running/exit 75, nobody serves it", func(m *profileMachine) {
@@ -223,7 +224,7 @@ func TestMachineProfiles(t *testing.T) {
 		}, want{state: Starting, spawns: 2}},
 		{"running/exit 78 refusing another profile", func(m *profileMachine) {
 			setup(m.machine, "running")
-			m.serving = 4242
+			m.serving.Store(4242)
 			m.exitSaying(ExitConfig, "The default gateway is running as a profile multiplexer and already serves profile 'coder'.\n")
 		}, want{state: Failed, spawns: 1}},
 		{"stopped/start due, parked", func(m *profileMachine) {
@@ -262,7 +263,7 @@ func TestMachineProfiles(t *testing.T) {
 			m.exitSaying(0, "")
 		}, want{state: Stopped, intent: exitNext, spawns: 1, terms: 1}},
 		{"served/deleted", func(m *profileMachine) {
-			m.serving = 4242
+			m.serving.Store(4242)
 			m.s.fire(onStartDue, "test")
 			m.touch(m.tombstone())
 			m.s.guard(m.s.loop)

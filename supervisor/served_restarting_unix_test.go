@@ -40,7 +40,7 @@ func TestServedWaitsOnlyForASupervisorBringingItBack(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			m := newProfileMachine(t)
 			server := startSleeper(t)
-			m.serving = server.Process.Pid
+			m.serving.Store(int64(server.Process.Pid))
 			m.s.fire(onStartDue, "test")
 			if m.s.state != Served {
 				t.Fatalf("state %s before the server went, want served", m.s.state)
@@ -54,7 +54,7 @@ func TestServedWaitsOnlyForASupervisorBringingItBack(t *testing.T) {
 			if c.rootStopped {
 				stopAndWait(t, sup)
 			}
-			m.serving = 0
+			m.serving.Store(0)
 			m.s.guard(m.s.loop)
 			if m.s.state != c.want {
 				t.Fatalf("state %s, want %s (reason %q)", m.s.state, c.want, m.s.reason)
