@@ -22,6 +22,49 @@ type LineHold struct {
 	mu     sync.Mutex
 	ce     *zapcore.CheckedEntry // the line held, nil for none
 	fields []zap.Field
+	// writers are outputs whose writes wait with it (HoldWrites); only
+	// the state machine's goroutine pauses and resumes them.
+	writers []HeldWriter
+	paused  bool
+}
+
+// HeldWriter is a log output that can keep its writes waiting, as
+// platform/logqueue's do: its writer, woken beside a restart's fork,
+// competes with it for the CPU (on a 2-core host the fork took 1 ms
+// instead of 300 µs).
+type HeldWriter interface {
+	Hold()
+	Release()
+}
+
+// HoldWrites makes ws keep their writes waiting from a gateway's exit
+// until its restart settles, as the exit's line waits: what is logged on
+// the restart's path is written after the fork. Only a crash in between
+// loses it.
+func (h *LineHold) HoldWrites(ws ...HeldWriter) {
+	h.writers = append(h.writers, ws...)
+}
+
+// pauseWrites holds the writers' writes, on the state machine's goroutine.
+func (h *LineHold) pauseWrites() {
+	if h.paused {
+		return
+	}
+	for _, w := range h.writers {
+		w.Hold()
+	}
+	h.paused = true
+}
+
+// resumeWrites ends pauseWrites.
+func (h *LineHold) resumeWrites() {
+	if !h.paused {
+		return
+	}
+	for _, w := range h.writers {
+		w.Release()
+	}
+	h.paused = false
 }
 
 // HoldLines returns log made to write the line its LineHold holds before

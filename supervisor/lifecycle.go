@@ -206,6 +206,7 @@ func (s *Supervisor) settle() {
 	// start is unsettled), went out before the transition's; this covers
 	// a logger that wrote neither.
 	s.hold.flush()
+	s.hold.resumeWrites()
 	if tm != nil {
 		tm.mark("settle", time.Now())
 		tm.done(s.log, u.forked.Sub(s.lastExit.seen))
@@ -270,6 +271,7 @@ func (s *Supervisor) checkReady() {
 // exited ends a run: it releases the gateway's files and moves the machine
 // by how the run ended.
 func (s *Supervisor) exited(e Exit) {
+	s.hold.pauseWrites()
 	s.timing = newTiming(s.log, e.seen)
 	s.timing.mark("tree_reaped", e.reaped)
 	s.timing.mark("output_drained", e.drained)

@@ -44,6 +44,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		}
 		s.spareOut.close()
 	}()
+	defer s.hold.resumeWrites()
 	defer s.hold.flush()
 	// What the limit dropped of a gateway whose output has not ended (a
 	// helper left alone holds it) is counted before the run ends.
@@ -66,6 +67,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 			if s.unsettled == nil {
 				// Else the exit's line waits for the transition's, at the settle.
 				s.hold.flush()
+				s.hold.resumeWrites()
 			}
 		case r := <-s.statusReq:
 			r <- Response{OK: true, Status: s.statusNow()}

@@ -17,6 +17,7 @@ import (
 	"github.com/hermes-agent/hermes-supervisor/platform/journald"
 	"github.com/hermes-agent/hermes-supervisor/platform/logqueue"
 	"github.com/hermes-agent/hermes-supervisor/platform/termtext"
+	"github.com/hermes-agent/hermes-supervisor/supervisor"
 )
 
 // globals are the flags every command shares.
@@ -185,8 +186,9 @@ func homeUnusable(path string, err error) bool {
 // as journal fields. queued hands out its lines from a goroutine of its
 // own (platform/logqueue), so that an out that takes no writes (a paused
 // terminal, a pipe nobody reads) never stops the caller, which must then
-// Sync before it exits.
-func (g *globals) logger(out zapcore.WriteSyncer, toStderr, queued bool) (*zap.Logger, error) {
+// Sync before it exits; the queues are returned, for the state machine to
+// hold on a restart's path (supervisor.LineHold.HoldWrites).
+func (g *globals) logger(out zapcore.WriteSyncer, toStderr, queued bool) (*zap.Logger, []supervisor.HeldWriter, error) {
 	format := g.logFormat
 	if format == "" {
 		format = g.file.LogFormat
@@ -197,7 +199,7 @@ func (g *globals) logger(out zapcore.WriteSyncer, toStderr, queued bool) (*zap.L
 	}
 	var level zapcore.Level
 	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
-		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", g.logLevel)
+		return nil, nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", g.logLevel)
 	}
 	toJournal := toStderr && journald.Connected()
 	enc := zap.NewProductionEncoderConfig()
@@ -213,19 +215,24 @@ func (g *globals) logger(out zapcore.WriteSyncer, toStderr, queued bool) (*zap.L
 		}
 		encoder = zapcore.NewConsoleEncoder(enc)
 	default:
-		return nil, fmt.Errorf("--log-format %q: use console or json", format)
+		return nil, nil, fmt.Errorf("--log-format %q: use console or json", format)
 	}
 	// Entries carry the gateway's output and STATUS= and file names as
 	// fields: every line is escaped (see termtext.Encoder).
 	lines := termtext.Encoder(encoder)
+	var held []supervisor.HeldWriter
 	if queued {
-		out = logqueue.New(out, lines.Clone(), logQueueMax, logQueueWait)
+		q := logqueue.New(out, lines.Clone(), logQueueMax, logQueueWait)
+		out, held = q, append(held, q)
 	}
 	core := zapcore.NewCore(lines, out, level)
 	if toJournal && !chosen {
 		if jc, ok := journald.NewCore(level, core); ok {
 			core = jc
+			if h, ok := jc.(supervisor.HeldWriter); ok {
+				held = append(held, h)
+			}
 		}
 	}
-	return zap.New(core), nil
+	return zap.New(core), held, nil
 }

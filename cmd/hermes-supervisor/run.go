@@ -134,13 +134,14 @@ func runSupervisor(cmd *cobra.Command, g *globals, f *runFlags, args []string) e
 			return err
 		}
 	}
-	log, err := g.logger(logTo, !f.asService && f.logFile == "", true)
+	log, queues, err := g.logger(logTo, !f.asService && f.logFile == "", true)
 	if err != nil {
 		return err
 	}
 	// Made here, so that every line of this run (the subreaper's, the
 	// service notifier's) keeps the supervisor's held exit line in place.
 	log, hold := supervisor.HoldLines(log)
+	hold.HoldWrites(queues...)
 	defer log.Sync() //nolint:errcheck // stderr sync fails on terminals
 
 	// Layout, address and environment are set again once the home and

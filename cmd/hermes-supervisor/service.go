@@ -201,7 +201,7 @@ that user, with their Hermes home, lock directory and login PATH.`,
 				if err != nil {
 					return service.Plan{}, err
 				}
-				log, err := sg.logger(zapcore.Lock(os.Stderr), false, false)
+				log, _, err := sg.logger(zapcore.Lock(os.Stderr), false, false)
 				if err != nil {
 					return service.Plan{}, err
 				}

@@ -129,6 +129,12 @@ func (c *journalCore) Write(e zapcore.Entry, fs []zapcore.Field) error {
 	return nil
 }
 
+// Hold keeps entries queued until Release (see logqueue.Queue.Hold).
+func (c *journalCore) Hold() { c.q.Hold() }
+
+// Release sends what Hold kept.
+func (c *journalCore) Release() { c.q.Release() }
+
 // Sync waits, at most the queue's wait, for journald to take what was
 // logged before it, then syncs the fallback.
 func (c *journalCore) Sync() error { return errors.Join(c.q.Sync(), c.fallback.Sync()) }

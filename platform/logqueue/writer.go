@@ -64,6 +64,12 @@ func (w *Writer) writeNote(lines, size int) bool {
 	return err == nil
 }
 
+// Hold keeps what is written queued until Release (see Queue.Hold).
+func (w *Writer) Hold() { w.q.Hold() }
+
+// Release writes what Hold kept (see Queue.Release).
+func (w *Writer) Release() { w.q.Release() }
+
 // Sync waits until what was queued before it is written, then syncs the
 // output; it gives up with ErrStuck once the output has taken nothing for
 // the Writer's wait.

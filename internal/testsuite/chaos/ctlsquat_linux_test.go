@@ -149,9 +149,9 @@ func TestSquattedControlDir(t *testing.T) {
 			t.Fatalf("status never answered from the endpoint:\n%s\nsupervisor:\n%s", out, sup.out)
 		}
 	}
-	if n := strings.Count(sup.out.String(), "control endpoint"); n == 0 {
-		t.Errorf("the supervisor did not say where its control endpoint went:\n%s", sup.out)
-	}
+	waitFor(t, "the supervisor saying where its control endpoint went", func() bool {
+		return strings.Contains(sup.out.String(), "control endpoint")
+	}, func() string { return sup.out.String() })
 	stopOut, err := run("stop").CombinedOutput()
 	if err != nil || !strings.Contains(string(stopOut), "stop: stopped") {
 		t.Fatalf("stop: %v\n%s\nsupervisor:\n%s", err, stopOut, sup.out)

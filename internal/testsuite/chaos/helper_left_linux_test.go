@@ -63,9 +63,9 @@ func TestHelperLeftAloneTwoSupervisorsLater(t *testing.T) {
 
 	sup2 := h.start(t, args...)
 	h.waitHealthy(t, sup2, 0)
-	if !leftAloneIn(sup2.out.String(), helper) {
-		t.Fatalf("supervisor 2 did not name helper %d as left alone:\n%s", helper, sup2.out)
-	}
+	waitFor(t, fmt.Sprintf("supervisor 2 naming helper %d as left alone", helper), func() bool {
+		return leftAloneIn(sup2.out.String(), helper)
+	}, func() string { return sup2.out.String() })
 	sup2.kill()
 
 	sup3 := h.start(t, args...)

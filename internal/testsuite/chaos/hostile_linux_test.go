@@ -443,9 +443,9 @@ func TestHostile(t *testing.T) {
 				case <-time.After(10 * time.Millisecond): // the next look at status
 				}
 			}
-			if !strings.Contains(sup.out.String(), squat) {
-				t.Fatalf("run did not name the squatted dir %s:\n%s", squat, sup.out)
-			}
+			waitFor(t, "run naming the squatted dir "+squat, func() bool {
+				return strings.Contains(sup.out.String(), squat)
+			}, func() string { return sup.out.String() })
 			h.stopClean(t, sup)
 		}},
 		{"home full, then read-only, under a running supervisor", false, func(t *testing.T, h *home) {
