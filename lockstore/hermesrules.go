@@ -163,9 +163,12 @@ func (r *rules) homeMatches(h hermesRecord) (match bool, unknown string) {
 			return true, "" // keeps more, never less
 		}
 	}
-	if !filepath.IsAbs(home) {
+	rooted := home[0] == '/' || home[0] == filepath.Separator
+	if !filepath.IsAbs(home) && !rooted {
 		// Hermes writes it absolute; a hand-written relative one may be
-		// this home or not, as the reader's working directory has it.
+		// this home or not, as the reader's working directory has it. A
+		// rooted one without a drive (Windows) is on the current drive,
+		// for Python's resolve() as for sameHome.
 		return false, "its hermes_home is relative, which Hermes' resolve() takes from the working directory of the Hermes process reading it, not known here"
 	}
 	same, raises := sameHome(home, r.home)
