@@ -9,8 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -34,23 +34,21 @@ func TestOutputRateLimitSpansRestarts(t *testing.T) {
 	cmd := exec.CommandContext(ctx, exe, "--home", filepath.Join(dir, "home"), "--lock-dir", filepath.Join(dir, "locks"),
 		"--log-format", "json", "run", "--log-file", logFile, "--log-rate-limit-burst", "50", "--log-rate-limit-interval", "1h",
 		"--initial-backoff", "1ms", "--max-backoff", "1ms", "--crash-loop-max", "1000",
-		"--", "/bin/sh", "-c", "seq 1 100; exit 75")
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+		// The last start stops its supervisor (its parent), whose exit is
+		// the event the test waits for.
+		"--", "/bin/sh", "-c", `seq 1 100; echo >> "$0"; [ "$(wc -l < "$0")" -ge `+strconv.Itoa(starts)+` ] && kill -TERM $PPID && exec sleep 60; exit 75`,
+		filepath.Join(dir, "starts"))
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var tally outputTally
-	for tally.exits < starts {
-		if ctx.Err() != nil {
-			t.Fatalf("%d gateway exits within 60 s, want %d", tally.exits, starts)
-		}
-		tally = readTally(t, logFile)
-		time.Sleep(10 * time.Millisecond) // polled: the log grows in another process
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("supervisor: %v (within 60 s, %d starts)", err, readTally(t, logFile).exits)
 	}
-	cancel()
-	_ = cmd.Wait()
-	tally = readTally(t, logFile)
+	tally := readTally(t, logFile)
+	if tally.exits != starts {
+		t.Fatalf("%d gateway exits logged, want %d", tally.exits, starts)
+	}
 	if tally.logged > burst || tally.suppressed == 0 {
 		t.Errorf("%d starts logged %d lines of gateway output and suppressed %d: want at most %d logged in one interval, the rest counted",
 			tally.exits, tally.logged, tally.suppressed, burst)

@@ -8,6 +8,9 @@ argument picks what follows:
   extend S    EXTEND_TIMEOUT_USEC=3000000 every 0.3 s; exit 0 after S
               seconds (never, if S is "forever")
 """
+# Its sleeps are not waits for an event: they are the gateway's pacing
+# (keep-alives at half WATCHDOG_USEC, a shutdown that takes S seconds),
+# which is what the supervisor's deadlines are tested against.
 import os
 import socket
 import sys
