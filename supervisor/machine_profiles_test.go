@@ -166,6 +166,10 @@ func TestMachineProfiles(t *testing.T) {
 			m.serving.Store(0)
 			m.s.guard(m.s.loop)
 			m.s.guard(m.s.loop) // a second look says nothing new
+			m.s.guard(m.s.loop)
+			if m.s.timers.guardEvery != servedCheckMin {
+				m.t.Errorf("waiting for the server's supervisor, the next look is in %s, want every %s", m.s.timers.guardEvery, servedCheckMin)
+			}
 		}, want{state: Served, served: 4242, guard: true}},
 		{"served/server gone, its home's supervisor not yet told", func(m *profileMachine) {
 			m.serving.Store(4242)

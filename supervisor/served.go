@@ -238,6 +238,10 @@ func (s *Supervisor) servedLook(ctx context.Context) {
 		if s.reason != reason {
 			s.fire(onServed, reason)
 		}
+		// Looked for every second, not with the served state's doubling:
+		// the new gateway is due in seconds (on a loaded host the doubling
+		// left 16 s between looks).
+		s.timers.guardEvery = 0
 		return
 	}
 	s.handovers++
