@@ -182,9 +182,10 @@ func CommandLineBelongsToProfile(argv []string, home string) bool {
 		return true
 	}
 	// str.lower() on both sides, then both sigmas as one: Python's choice
-	// of the final one hangs on the letters around it, and on Unicode
-	// tables newer in Go than in Python 3.11, so folding them keeps every
-	// match Python makes (and may make more, which keeps more).
+	// of the final one hangs on the letters around it, and on its Unicode
+	// version (14.0 in 3.11, 16.0 in 3.14; pyparse lowers by 16.0's
+	// capitals too), so folding them keeps every match Python makes (and
+	// may make more, which keeps more).
 	lower := func(s string) string {
 		return strings.ReplaceAll(strings.ReplaceAll(pyparse.Lower(s), "ς", "σ"), `\`, "/")
 	}

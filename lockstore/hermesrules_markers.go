@@ -12,7 +12,8 @@ import (
 )
 
 // markerStale mirrors _marker_is_stale: older than the TTL, or a time
-// Python 3.11's datetime.fromisoformat cannot read, or reads without an
+// datetime.fromisoformat cannot read (in 3.11 nor in 3.14, which current
+// Hermes runs on and which also reads 24:00), or reads without an
 // offset (subtracting it from an aware now raises TypeError). A marker
 // dated in the future is fresh, as in Hermes. It is the one freshness
 // rule for markers: the sweep's, and that of PlannedStop.Fresh.

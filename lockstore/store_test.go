@@ -528,6 +528,28 @@ func TestMarkersAndLeftovers(t *testing.T) {
 	}
 }
 
+// TestMarkerAtEndOfDay: Python 3.14, which current Hermes requires, reads
+// "<today>T24:00:00+00:00" as tonight's midnight, a marker dated ahead and
+// so fresh; 3.11 could not read it and called it stale. The sweep keeps
+// it: a planned stop current Hermes honours is never removed under it.
+func TestMarkerAtEndOfDay(t *testing.T) {
+	s, l := newStore(t)
+	raw := fmt.Sprintf(`{"target_pid": 1, "target_start_time": null, "written_at": "%sT24:00:00+00:00"}`, time.Now().UTC().Format(time.DateOnly))
+	if err := os.WriteFile(l.PlannedStopMarker(), []byte(raw), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	es, err := s.Sweep(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := byPath(es)[l.PlannedStopMarker()]; got.Action != ActionKeep {
+		t.Errorf("%s: %s (%s), want it kept as fresh", raw, got.Action, got.Reason)
+	}
+	if _, err := os.Stat(l.PlannedStopMarker()); err != nil {
+		t.Errorf("the marker is gone: %v", err)
+	}
+}
+
 func TestMarkerReasons(t *testing.T) {
 	for _, c := range []struct{ raw, reason string }{
 		{`{"target_pid": 1, "written_at": "2020-01-01T00:00:00+00:00"}`, `expired (written "2020-01-01T00:00:00+00:00")`},

@@ -9,11 +9,12 @@ import (
 // errISO is fromisoformat's ValueError.
 var errISO = errors.New("invalid isoformat string")
 
-// FromISOFormat parses s as Python 3.11's datetime.fromisoformat (its C
+// FromISOFormat parses s as Python's datetime.fromisoformat (its C
 // implementation) does: a date YYYY-MM-DD, YYYYMMDD, YYYY-Www[-D] or
 // YYYYWww[D]; then any one character; then HH[:MM[:SS[{.,}f+]]] or the
 // basic HHMMSS form; then Z or an offset ±HH[:MM[:SS[.f+]]] (basic forms
-// too). aware is false for a time without an offset, which Hermes cannot
+// too). That is 3.11's reading (3.12 and 3.13 read alike), and 3.14 adds
+// the end of a day, 24:00, which 3.11 rejects. aware is false for a time without an offset, which Hermes cannot
 // subtract from an aware now (a TypeError: the marker counts as stale).
 func FromISOFormat(s string) (t time.Time, aware bool, err error) {
 	if !utf8.ValidString(s) || len(s) < 7 {
@@ -37,10 +38,20 @@ func FromISOFormat(s string) (t time.Time, aware bool, err error) {
 			return time.Time{}, false, errISO
 		}
 	}
-	if m < 1 || m > 12 || d < 1 || d > daysIn(y, m) || h > 23 || mi > 59 || sec > 59 {
+	if m < 1 || m > 12 || d < 1 || d > daysIn(y, m) || h > 24 || mi > 59 || sec > 59 {
 		return time.Time{}, false, errISO
 	}
-	t = time.Date(y, time.Month(m), d, h, mi, sec, us*1000, time.UTC)
+	nextDay := 0
+	if h == 24 {
+		// Python 3.14 reads ISO 8601's end of day, 24:00[:00[.000000]],
+		// as the next day's midnight (3.11 raises); a date past 9999 it
+		// cannot hold. Read so, a marker 3.14 finds fresh is fresh here.
+		if mi != 0 || sec != 0 || us != 0 || y == 9999 && m == 12 && d == 31 {
+			return time.Time{}, false, errISO
+		}
+		h, nextDay = 0, 1
+	}
+	t = time.Date(y, time.Month(m), d+nextDay, h, mi, sec, us*1000, time.UTC)
 	if off == nil {
 		return t, false, nil
 	}

@@ -34,7 +34,6 @@ func TestFromISOFormat(t *testing.T) {
 		{"2026-09-01T1000-0530", true, true, 1788276600000000},
 		{"2026-09-01T10:00:00+0", false, false, 0},
 		{"2026-09-01T10:00:00+000", false, false, 0},
-		{"2026-09-01T24:00:00+00:00", false, false, 0},
 		{"2026-02-30T10:00:00+00:00", false, false, 0},
 		{"2026-09-01T10:00:00Z+01", false, false, 0},
 		{"2026-9-01T10:00:00+00:00", false, false, 0},
@@ -62,6 +61,39 @@ func TestFromISOFormat(t *testing.T) {
 			t.Errorf("%q: aware; Python reads it naive", tt.in)
 		case !tt.ok && err == nil && aware:
 			t.Errorf("%q: read as %v; Python raises", tt.in, got)
+		}
+	}
+	// Python 3.14 (current Hermes) reads the end of a day, 24:00 with
+	// nothing after the hour but zeros, as the next day's midnight; 3.11
+	// raises. As CPython's own tests of it (gh-102450): a non-zero minute,
+	// second or microsecond raises, the date is checked before it rolls
+	// over, and 9999-12-31 has no next day. Each us is what 3.11 gives
+	// for the next day's midnight written out.
+	for _, tt := range []struct {
+		in string
+		ok bool
+		us int64
+	}{
+		{"2026-09-01T24:00:00+00:00", true, 1788307200000000},
+		{"2026-09-01T24:00Z", true, 1788307200000000},
+		{"2026-09-01T24+00:00", true, 1788307200000000},
+		{"2026-09-01 24:00:00.000000+02:00", true, 1788300000000000},
+		{"2026-12-31T24:00:00Z", true, 1798761600000000},
+		{"2028-02-28T24:00Z", true, 1835395200000000},
+		{"2026-09-01T24:00:01+00:00", false, 0},
+		{"2026-09-01T24:01+00:00", false, 0},
+		{"2026-09-01T24:00:00.000001+00:00", false, 0},
+		{"2026-09-31T24:00Z", false, 0},
+		{"2026-13-01T24:00Z", false, 0},
+		{"9999-12-31T24:00Z", false, 0},
+		{"2026-09-01T25:00Z", false, 0},
+	} {
+		got, aware, err := FromISOFormat(tt.in)
+		switch {
+		case tt.ok && (err != nil || !aware || got.UnixMicro() != tt.us):
+			t.Errorf("%q: %v aware=%v %v; Python 3.14 gives %d", tt.in, got, aware, err, tt.us)
+		case !tt.ok && err == nil:
+			t.Errorf("%q: read as %v; Python 3.14 raises", tt.in, got)
 		}
 	}
 	// Rejected by Python, accepted here (a fresh marker must never be

@@ -12,7 +12,8 @@ import (
 func Strip(s string) string { return strings.TrimFunc(s, IsSpace) }
 
 // Lower is str.lower(): full case mapping, where strings.ToLower maps one
-// character to one. Two characters differ (Python 3.11, Unicode 14):
+// character to one, with the capitals of Unicode 16.0 (Python 3.14's; see
+// unicode16.go). Two characters differ from a one-to-one mapping:
 // U+0130 'İ' lowers to "i" and U+0307, the combining dot, not to a plain
 // "i"; and U+03A3 'Σ' lowers to the final 'ς' where it ends a word (the
 // Final_Sigma context), else to 'σ'. Bytes that are not UTF-8 are kept as
@@ -32,7 +33,7 @@ func Lower(s string) string {
 		case r == 'Σ' && finalSigma(s, i, i+n):
 			b.WriteRune('ς')
 		default:
-			b.WriteRune(unicode.ToLower(r))
+			b.WriteRune(toLower(r))
 		}
 		i += n
 	}
@@ -71,7 +72,7 @@ func cased(r rune, n int) bool {
 	if r == utf8.RuneError && n == 1 {
 		return false
 	}
-	return unicode.In(r, unicode.Ll, unicode.Lu, unicode.Lt, unicode.Other_Lowercase, unicode.Other_Uppercase)
+	return cased16(r) || unicode.In(r, unicode.Ll, unicode.Lu, unicode.Lt, unicode.Other_Lowercase, unicode.Other_Uppercase)
 }
 
 // caseIgnorable is Unicode's Case_Ignorable property: categories Mn, Me,

@@ -1,6 +1,8 @@
-// Package pyparse parses text as the Python 3.11 built-ins Hermes calls
-// do: int() of a string, str.split() and str.strip(), and
-// os.path.expanduser. Where we mirror Hermes' judging, a value must be
+// Package pyparse parses text as the Python built-ins Hermes calls do:
+// int() of a string, str.split(), str.strip() and str.lower(),
+// os.path.expanduser and datetime.fromisoformat, as Python 3.14 (current
+// Hermes) and 3.11 (older Hermes) run them; where the two differ, it
+// takes the reading that keeps more (see unicode16.go). Where we mirror Hermes' judging, a value must be
 // read as Python reads it: a pid Go's strconv rejects but int() accepts
 // is still a pid to Hermes, and a field bytes.Fields does not split is
 // another field to str.split().
@@ -9,7 +11,6 @@ package pyparse
 import (
 	"math"
 	"strings"
-	"unicode"
 )
 
 // IsSpace reports whether Python's str.isspace() is true of r: the
@@ -93,11 +94,11 @@ func decimal(r rune) (int, bool) {
 	if r >= '0' && r <= '9' {
 		return int(r - '0'), true
 	}
-	if r < 0x80 || !unicode.Is(unicode.Nd, r) {
+	if r < 0x80 || !isNd(r) {
 		return 0, false
 	}
 	n := 0
-	for unicode.Is(unicode.Nd, r-rune(n)-1) {
+	for isNd(r - rune(n) - 1) {
 		n++
 	}
 	return n % 10, true

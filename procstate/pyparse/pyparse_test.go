@@ -45,6 +45,15 @@ func TestInt(t *testing.T) {
 		{"+-1", 0, false},
 		{"\u20078", 8, true},
 		{"\n-12\t", -12, true},
+		// Unicode 16.0's digits, which Python 3.14 (current Hermes) reads
+		// and Go's tables (15.0) do not know: Garay, Myanmar Extended-C's
+		// second run of ten, Ol Onal (its zero is U+1E5F1) and the
+		// outlined digits. Tolong Siki's are 17.0's: 3.14 raises.
+		{"\U00010d41\U00010d42", 12, true},
+		{"\U000116db\U000116da", 10, true},
+		{"\U0001e5f2\U0001e5f1\U0001e5fa", 109, true},
+		{"\U0001ccf7", 7, true},
+		{"\U00011de1", 0, false},
 	} {
 		got, ok := Int(tt.in)
 		if got != tt.want || ok != tt.ok {
