@@ -12,13 +12,17 @@ import (
 )
 
 // sameHome compares two Hermes homes as Hermes' _same_hermes_home does on
-// POSIX: resolved as Path.resolve(strict=False) resolves them (see
-// canonical), case-sensitive. raises: resolving one meets a loop of
-// symbolic links, on which Hermes' resolve() raises and it decides nothing.
+// POSIX: resolved as Path.resolve(strict=False) resolves them,
+// case-sensitive. Python 3.11 and 3.12 resolve as canonical does, 3.13
+// and later (current Hermes runs on 3.14) as resolvedPastLoops does; the
+// two differ only past a loop of links, and the homes are the same where
+// either Python finds them so, which keeps more. raises: resolving one
+// meets a loop on which 3.11 and 3.12's resolve() raise, and decide
+// nothing.
 func sameHome(a, b string) (same, raises bool) {
 	ca, okA := canonical(a)
 	cb, okB := canonical(b)
-	return ca == cb, !okA || !okB
+	return ca == cb || resolvedPastLoops(a) == resolvedPastLoops(b), !okA || !okB
 }
 
 // canonical resolves p as Python's Path.resolve(strict=False) does on
@@ -26,11 +30,11 @@ func sameHome(a, b string) (same, raises bool) {
 // symbolic link followed where it stands, so that a ".." after a link
 // applies to where the link leads, not lexically as filepath.Clean would;
 // a component that does not exist is kept as written, and a ".." after it
-// removes it. ok is false where the path leads into a loop of links,
-// which Python 3.11 and 3.12's resolve() raise RuntimeError on (later ones
-// return the path as it then stands, which names no directory: keeping
-// the record is stricter for those). A relative p stays relative: Hermes would resolve it against a
-// working directory not known here.
+// removes it. At a loop of links it stops, and only normalizes the rest
+// (see resolvedPastLoops for 3.13 and later); ok is false where the path
+// it then gives still leads into a loop, on which Python 3.11 and 3.12's
+// resolve() raise RuntimeError. A relative p stays relative: Hermes would
+// resolve it against a working directory not known here.
 func canonical(p string) (string, bool) {
 	r := resolver{seen: map[string]resolved{}}
 	out, ok := r.join("", p)
@@ -51,7 +55,24 @@ type resolved struct {
 	done bool
 }
 
-type resolver struct{ seen map[string]resolved }
+type resolver struct {
+	seen map[string]resolved
+	// pastLoops: a link found to loop is kept as it stands and the rest
+	// resolved on from it, as Python 3.13 and later do.
+	pastLoops bool
+}
+
+// resolvedPastLoops resolves p as Python 3.13 and later's
+// Path.resolve(strict=False) does (posixpath.realpath, rewritten in 3.13):
+// as canonical, but a link found to loop is kept as it stands and the
+// rest is resolved on from there, links and all, and no loop raises. So
+// <dir>/loop/../lhome, lhome a link to the home, is the home to 3.13 and
+// 3.14, and <dir>/lhome, another home, to 3.11 and 3.12.
+func resolvedPastLoops(p string) string {
+	r := resolver{seen: map[string]resolved{}, pastLoops: true}
+	out, _ := r.join("", p)
+	return out
+}
 
 // join resolves rest onto path, which is resolved already, as
 // posixpath._joinrealpath does.
@@ -85,6 +106,10 @@ func (r *resolver) join(path, rest string) (string, bool) {
 		if v, ok := r.seen[next]; ok {
 			if v.done {
 				path = v.path
+				continue
+			}
+			if r.pastLoops {
+				path = next
 				continue
 			}
 			return pyJoin(next, rest), false // a loop
