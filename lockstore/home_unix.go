@@ -37,7 +37,7 @@ func sameHome(a, b string) (same, raises bool) {
 // resolve it against a working directory not known here.
 func canonical(p string) (string, bool) {
 	r := resolver{seen: map[string]resolved{}}
-	out, ok := r.join("", p)
+	out, ok := r.join("", pathString(p))
 	if ok {
 		return out, true
 	}
@@ -46,6 +46,31 @@ func canonical(p string) (string, bool) {
 	out = filepath.Clean(out)
 	_, err := os.Stat(out)
 	return out, !errors.Is(err, syscall.ELOOP)
+}
+
+// pathString is str(PurePosixPath(p)): empty and "." components dropped,
+// ".." kept, and a root of exactly two slashes kept as POSIX allows. Hermes
+// resolves the Path, so this is what realpath sees; it matters past a
+// loop, where 3.11 joins the rest unresolved: <dir>/loop//x would be the
+// root's /x there, and is <dir>/loop/x to Python.
+func pathString(p string) string {
+	root := ""
+	switch {
+	case strings.HasPrefix(p, "//") && !strings.HasPrefix(p, "///"):
+		root = "//"
+	case strings.HasPrefix(p, "/"):
+		root = "/"
+	}
+	var parts []string
+	for _, c := range strings.Split(p, "/") {
+		if c != "" && c != "." {
+			parts = append(parts, c)
+		}
+	}
+	if s := root + strings.Join(parts, "/"); s != "" {
+		return s
+	}
+	return "."
 }
 
 // resolved is a link already followed: where it led, or, while it is
