@@ -50,6 +50,9 @@ func readJSONFileTo(fields members, data []byte, barePID bool) (_ members, legac
 	if d := nesting(raw); d > maxNesting {
 		return nil, false, &CorruptError{Reason: fmt.Sprintf("JSON nested %d deep, on which Python's json.loads raises RecursionError (Hermes' reader does not catch it)", d), hermesRaises: true}
 	}
+	if longInteger(raw) {
+		return nil, false, &CorruptError{Reason: fmt.Sprintf("a JSON integer of more than %d digits, on which Python's json.loads raises ValueError (Hermes' reader does not catch it)", maxIntDigits), hermesRaises: true}
+	}
 	if cut, ok := appendMembers(fields, raw); ok {
 		return cut, false, nil
 	}
