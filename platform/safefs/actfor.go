@@ -24,3 +24,12 @@ func ActsFor(uid int) bool { return actsFor(uid) }
 func WriteFileFor(dir, name string, data []byte, perm os.FileMode, uid int) error {
 	return writeFileFor(dir, name, data, perm, uid)
 }
+
+// MkdirFor makes dir, mode 0700, owned by the user uid, as a process that
+// ActsFor uid: its parent is opened as WriteFileFor opens a directory, so
+// it must be uid's, reached through nothing another user could change.
+// A dir that exists must be a directory of uid's, not a link, and is left
+// as it is. It is how root makes a directory the user's own program will
+// write in (the log directory of sudo install --system on macOS), which
+// mkdir -p as root would leave root's.
+func MkdirFor(dir string, uid int) error { return mkdirFor(dir, uid) }

@@ -8,3 +8,5 @@ import (
 func actsFor(int) bool { return false }
 
 func writeFileFor(string, string, []byte, os.FileMode, int) error { return errors.ErrUnsupported }
+
+func mkdirFor(string, int) error { return errors.ErrUnsupported }

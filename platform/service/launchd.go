@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"howett.net/plist"
+
+	"github.com/hermes-agent/hermes-supervisor/platform/safefs"
 )
 
 // Launchd drives launchd: a LaunchAgent for the user (gui/<uid>), or a
@@ -35,13 +37,24 @@ func (Launchd) PlistPath(c Config) string {
 	return filepath.Join(launchdDir(c), c.label()+".plist")
 }
 
-// LogDir is where launchd sends the supervisor's output.
+// LogDir is where the supervisor writes its log and launchd its output:
+// the user's ~/Library/Logs/hermes-supervisor, or
+// /Library/Logs/hermes-supervisor for a daemon that runs as root. A
+// daemon that runs as a user (sudo install --system) logs in that user's
+// directory too: launchd opens StandardErrorPath as the job's user (it
+// becomes the user first), and the supervisor rotates its log by renames
+// in the directory, so a directory root made would refuse both, and the
+// supervisor, unable to open its log, would exit at every start.
 func (Launchd) LogDir(c Config) string {
-	if c.System {
+	if c.System && !c.runsAsUser() {
 		return "/Library/Logs/hermes-supervisor"
 	}
 	return filepath.Join(c.UserHome, "Library", "Logs", "hermes-supervisor")
 }
+
+// runsAsUser reports whether a system service runs as the installing
+// user rather than as root (launchd's UserName, systemd's User=).
+func (c Config) runsAsUser() bool { return c.User != "" && c.User != "root" }
 
 // Install writes the plist and loads it with `launchctl bootstrap` (not the
 // legacy `load`), first unloading an older copy of ours: it waits for that
@@ -82,7 +95,15 @@ func (l Launchd) Install(c Config, migrate bool) (Plan, error) {
 	old, _ := readDefinition(path)
 	gone := max(plistExitTimeOut(old), time.Duration(exitTimeOut(agentTimeouts(c)))*time.Second) + goneMargin
 	target := dom + "/" + c.label()
-	p.Steps = append(p.Steps, Step{Run: []string{"mkdir", "-p", l.LogDir(c)}})
+	if dir := l.LogDir(c); c.System && c.runsAsUser() {
+		// Made by root under sudo, it would be root's: made for the user,
+		// in a directory of theirs, and never through a link of theirs.
+		p.do(fmt.Sprintf("make %s for %s (uid %d), unless it is theirs already", dir, c.User, c.UID), func(context.Context) error {
+			return safefs.MkdirFor(dir, c.UID)
+		})
+	} else {
+		p.Steps = append(p.Steps, Step{Run: []string{"mkdir", "-p", dir}})
+	}
 	p.write(path, 0o644, data)
 	p.run("launchctl", "enable", target)
 	p.try("launchctl", "bootout", target)

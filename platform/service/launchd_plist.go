@@ -94,7 +94,7 @@ func (l Launchd) Plist(c Config) ([]byte, error) {
 	fmt.Fprintf(&b, "\t<dict>\n\t\t<key>NumberOfFiles</key>\n\t\t<integer>%d</integer>\n\t</dict>\n", agentNoFile)
 	// No ProcessType: Background throttles the supervisor and, inherited,
 	// the gateway (CPU, I/O, timers, sockets); Hermes' own plist has none.
-	if c.System && c.User != "" && c.User != "root" {
+	if c.System && c.runsAsUser() {
 		key("UserName")
 		str("\t", c.User)
 	}

@@ -198,7 +198,16 @@ func TestPlans(t *testing.T) {
 			[][]string{{"launchctl", "bootout", "gui/501/ai.hermes.gateway"}, {"launchctl", "bootout", "user/501/ai.hermes.gateway"}, {"launchctl", "disable", "gui/501/ai.hermes.gateway"}, {"launchctl", "disable", "user/501/ai.hermes.gateway"},
 				{"mkdir", "-p", "/home/ann/Library/Logs/hermes-supervisor"}, {"launchctl", "enable", "gui/501/ai.hermes.supervisor"}, {"launchctl", "bootout", "gui/501/ai.hermes.supervisor"}},
 			[]string{"unloading and disabling Hermes' own agent ai.hermes.gateway"}},
+		// Run as ann: her log directory is made for her (a Do step), not
+		// by `mkdir -p` as root (TestLaunchdDaemonLogsWhereItsUserCan).
 		{"launchd system daemon", func() (Plan, error) { return Launchd{Glob: none, Output: gui}.Install(ann(true), false) },
+			[][]string{{"launchctl", "enable", "system/ai.hermes.supervisor"}, {"launchctl", "bootout", "system/ai.hermes.supervisor"}},
+			nil},
+		{"launchd system daemon run as root", func() (Plan, error) {
+			c := ann(true)
+			c.User = "root"
+			return Launchd{Glob: none, Output: gui}.Install(c, false)
+		},
 			[][]string{{"mkdir", "-p", "/Library/Logs/hermes-supervisor"}, {"launchctl", "enable", "system/ai.hermes.supervisor"}, {"launchctl", "bootout", "system/ai.hermes.supervisor"}},
 			nil},
 		{"launchd restart", func() (Plan, error) { return Launchd{Output: gui}.Control(ann(false), "restart") },

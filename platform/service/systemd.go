@@ -93,7 +93,7 @@ func (Systemd) Unit(c Config) ([]byte, error) {
 	if c.Path != "" {
 		fmt.Fprintf(&b, "Environment=%s\n", systemdQuote("PATH="+c.Path, false))
 	}
-	if c.User != "" && c.User != "root" {
+	if c.runsAsUser() {
 		fmt.Fprintf(&b, "User=%s\n", c.User)
 	}
 	// Exit 78 (EX_CONFIG) is a refusal no restart can fix: a home or lock
@@ -155,7 +155,7 @@ func (s Systemd) Install(c Config, migrate bool) (Plan, error) {
 	// Hermes installs user units: a system service for a user (sudo
 	// install --system) must deal with that user's too. Their manager is
 	// reached as user@ (systemd 248 and later).
-	if c.System && c.User != "" && c.User != "root" && c.UserHome != "" {
+	if c.System && c.runsAsUser() && c.UserHome != "" {
 		units := globSorted(s.Glob, filepath.Join(c.UserHome, ".config", "systemd", "user", "hermes-gateway*.service"))
 		ours, _ := ownedDefinitions(units, c.Home, nil, func(b []byte) (string, bool) {
 			return hermesUnitHome(b, filepath.Join(c.UserHome, ".hermes"))
