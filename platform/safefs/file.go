@@ -52,6 +52,12 @@ func ReadRegularFile(path string, max int64) ([]byte, error) {
 	return b, nil
 }
 
+// ReadTail reads at most the last limit bytes of the regular file path,
+// refusing what ReadRegularFile refuses: a log another user may write
+// (one a root install reads back to explain a failure) cannot make it
+// follow a link, hang on a FIFO or read gigabytes.
+func ReadTail(path string, limit int64) ([]byte, error) { return readTail(path, limit) }
+
 // OpenLockFile opens the lock file path for reading and writing, creating
 // it with mode 0644 when create is set. Like ReadRegularFile it refuses a
 // symlink, reparse point, FIFO, device or directory, so a lock taken as

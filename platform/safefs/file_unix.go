@@ -134,6 +134,31 @@ func openAppend(path string) (*os.File, error) {
 // (ENXIO, at once thanks to O_NONBLOCK; with a reader, fstat tells), a
 // directory opened for writing (EISDIR), or whatever fstat says is not a
 // regular file. It returns the descriptor and its fstat.
+func readTail(path string, limit int64) ([]byte, error) {
+	fd, st, err := openRegular(path, unix.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	off := max(st.Size-limit, 0)
+	buf := make([]byte, st.Size-off)
+	n := 0
+	for n < len(buf) {
+		m, err := unix.Pread(fd, buf[n:], off+int64(n))
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return buf[:n], nil
+}
+
 func openRegular(path string, flags int, perm uint32) (int, unix.Stat_t, error) {
 	var st unix.Stat_t
 	fd, err := unix.Open(path, flags|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, perm)

@@ -126,6 +126,26 @@ func readRegularFile(path string, max int64) ([]byte, error) {
 	return b, nil
 }
 
+func readTail(path string, limit int64) ([]byte, error) {
+	f, err := openNoReparse(path, windows.GENERIC_READ, windows.OPEN_EXISTING)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.Seek(max(fi.Size()-limit, 0), io.SeekStart); err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit))
+	if err != nil {
+		return nil, &os.PathError{Op: "read", Path: path, Err: err}
+	}
+	return b, nil
+}
+
 func openLockFile(path string, create bool) (*os.File, error) {
 	disposition := uint32(windows.OPEN_EXISTING)
 	if create {

@@ -294,12 +294,16 @@ func poll(ctx context.Context, interval time.Duration, check func() (done bool, 
 // tailFile returns the last n lines of the file at path, for an error that
 // says why a service did not come up; empty when it cannot be read.
 func tailFile(path string, n int) string {
-	data, err := os.ReadFile(path)
+	data, err := safefs.ReadTail(path, tailMax)
 	if err != nil {
 		return ""
 	}
 	return lastLines(string(data), n)
 }
+
+// tailMax is how much of a log's end tailFile reads: far more than the
+// lines it shows, and never the whole of a 10 MB log.
+const tailMax = 64 << 10
 
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
