@@ -13,7 +13,8 @@ const maxIntDigits = 4300
 
 // longInteger reports whether text, outside its strings, holds an integer
 // literal of more than maxIntDigits digits: a run of digits that is no
-// fraction nor exponent (those go through float(), which has no limit).
+// fraction nor exponent, nor followed by one (those go through float(),
+// which has no limit).
 // Where text is no valid JSON it may find one Python never reaches, which
 // only keeps more.
 func longInteger(text []byte) bool {
@@ -41,14 +42,31 @@ func longInteger(text []byte) bool {
 				before = text[j-1]
 			}
 		}
-		after := byte(' ')
-		if i < len(text) {
-			after = text[i]
-		}
-		if i-start > maxIntDigits && !strings.ContainsRune(".eE", rune(before)) && !strings.ContainsRune(".eE", rune(after)) {
+		if i-start > maxIntDigits && !strings.ContainsRune(".eE", rune(before)) && !floatAfter(text[i:]) {
 			return true
 		}
 		i-- // the loop's i++ reads the byte after the run
+	}
+	return false
+}
+
+// floatAfter reports whether what follows a run of digits makes it a
+// float's, as json's C scanner decides: a "." with a digit after it, or
+// an e or E with digits after it (a sign between). A "." or e with none
+// leaves the run an integer, which int() reads (and may raise on) before
+// the decoder meets the stray character.
+func floatAfter(rest []byte) bool {
+	digitAt := func(i int) bool { return i < len(rest) && rest[i] >= '0' && rest[i] <= '9' }
+	switch {
+	case len(rest) == 0:
+		return false
+	case rest[0] == '.':
+		return digitAt(1)
+	case rest[0] == 'e' || rest[0] == 'E':
+		if len(rest) > 1 && (rest[1] == '+' || rest[1] == '-') {
+			return digitAt(2)
+		}
+		return digitAt(1)
 	}
 	return false
 }
