@@ -29,7 +29,9 @@ func WriteFileFor(dir, name string, data []byte, perm os.FileMode, uid int) erro
 // ActsFor uid: its parent is opened as WriteFileFor opens a directory, so
 // it must be uid's, reached through nothing another user could change.
 // A dir that exists must be a directory of uid's, not a link, and is left
-// as it is. It is how root makes a directory the user's own program will
+// as it is; the one it makes is given to uid through a descriptor, so
+// that uid swapping it meanwhile (a hard link to root's file) gives them
+// nothing else. It is how root makes a directory the user's own program will
 // write in (the log directory of sudo install --system on macOS), which
 // mkdir -p as root would leave root's.
 func MkdirFor(dir string, uid int) error { return mkdirFor(dir, uid) }
