@@ -173,7 +173,7 @@ func (r *rules) homeMatches(h hermesRecord) (match bool, unknown string) {
 	}
 	same, raises := sameHome(home, r.home)
 	if raises {
-		return false, "its hermes_home leads through a loop of symbolic links, on which Hermes' own resolve() raises"
+		return false, "its hermes_home leads through a loop of symbolic links, or links nested too deep, on which Hermes' own resolve() raises (Python 3.11 and 3.12)"
 	}
 	return same, ""
 }

@@ -17,13 +17,28 @@ import (
 // and later (current Hermes runs on 3.14) as resolvedPastLoops does; the
 // two differ only past a loop of links, and the homes are the same where
 // either Python finds them so, which keeps more. raises: resolving one
-// meets a loop on which 3.11 and 3.12's resolve() raise, and decide
-// nothing.
+// meets a loop on which 3.11 and 3.12's resolve() raise, or links nested
+// deeper than maxNestedLinks, and decide nothing.
 func sameHome(a, b string) (same, raises bool) {
 	ca, okA := canonical(a)
 	cb, okB := canonical(b)
-	return ca == cb || resolvedPastLoops(a) == resolvedPastLoops(b), !okA || !okB
+	if ca == cb {
+		return true, !okA || !okB
+	}
+	pa, deepA := resolvedPastLoops(a)
+	pb, deepB := resolvedPastLoops(b)
+	return pa == pb, !okA || !okB || deepA || deepB
 }
+
+// maxNestedLinks bounds the links being followed at once, each within
+// the target of the one before. Python 3.11 and 3.12's realpath recurses
+// once for each, and raises RecursionError near the interpreter's limit
+// of 1000 frames, less those of its caller (995 links when called at the
+// top). Past this bound the path is taken for one resolve() raises on:
+// it lies well inside any stack Hermes calls from, and well past the 40
+// links a kernel follows, so no usable home is that deep. It bounds this
+// resolver's own recursion too, where 3.13's realpath has none.
+const maxNestedLinks = 100
 
 // canonical resolves p as Python's Path.resolve(strict=False) does on
 // POSIX (posixpath.realpath): component by component from the left, each
@@ -38,8 +53,8 @@ func sameHome(a, b string) (same, raises bool) {
 func canonical(p string) (string, bool) {
 	r := resolver{seen: map[string]resolved{}}
 	out, ok := r.join("", pathString(p))
-	if ok {
-		return out, true
+	if ok || r.deep {
+		return out, ok
 	}
 	// realpath returns the path from the loop on, normalized; resolve()
 	// raises only if that still meets the loop.
@@ -85,6 +100,10 @@ type resolver struct {
 	// pastLoops: a link found to loop is kept as it stands and the rest
 	// resolved on from it, as Python 3.13 and later do.
 	pastLoops bool
+	// nested is how many links are being followed at once; deep is set
+	// where that would pass maxNestedLinks, and join gives up.
+	nested int
+	deep   bool
 }
 
 // resolvedPastLoops resolves p as Python 3.13 and later's
@@ -92,11 +111,12 @@ type resolver struct {
 // as canonical, but a link found to loop is kept as it stands and the
 // rest is resolved on from there, links and all, and no loop raises. So
 // <dir>/loop/../lhome, lhome a link to the home, is the home to 3.13 and
-// 3.14, and <dir>/lhome, another home, to 3.11 and 3.12.
-func resolvedPastLoops(p string) string {
+// 3.14, and <dir>/lhome, another home, to 3.11 and 3.12. deep: it met
+// links nested past maxNestedLinks, and gave up.
+func resolvedPastLoops(p string) (string, bool) {
 	r := resolver{seen: map[string]resolved{}, pastLoops: true}
 	out, _ := r.join("", p)
-	return out
+	return out, r.deep
 }
 
 // join resolves rest onto path, which is resolved already, as
@@ -145,9 +165,16 @@ func (r *resolver) join(path, rest string) (string, bool) {
 			path = next
 			continue
 		}
+		if r.nested >= maxNestedLinks {
+			r.deep = true
+			return pyJoin(next, rest), false
+		}
 		r.seen[next] = resolved{}
+		r.nested++
 		var ok bool
-		if path, ok = r.join(path, target); !ok {
+		path, ok = r.join(path, target)
+		r.nested--
+		if !ok {
 			return pyJoin(path, rest), false
 		}
 		r.seen[next] = resolved{path: path, done: true}
