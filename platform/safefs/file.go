@@ -55,7 +55,9 @@ func ReadRegularFile(path string, max int64) ([]byte, error) {
 // ReadTail reads at most the last limit bytes of the regular file path,
 // refusing what ReadRegularFile refuses: a log another user may write
 // (one a root install reads back to explain a failure) cannot make it
-// follow a link, hang on a FIFO or read gigabytes.
+// follow a final link, hang on a FIFO or read gigabytes. The directories
+// above it are followed as they are, links and all, and a hard link
+// reads what it names: it proves nothing about whose the file is.
 func ReadTail(path string, limit int64) ([]byte, error) { return readTail(path, limit) }
 
 // OpenLockFile opens the lock file path for reading and writing, creating

@@ -128,12 +128,8 @@ func openAppend(path string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-// openRegular opens path with flags, never following a final link nor
-// blocking on a FIFO, and refuses anything but a regular file with
-// ErrNotRegular: a link (ELOOP), a FIFO opened for writing with no reader
-// (ENXIO, at once thanks to O_NONBLOCK; with a reader, fstat tells), a
-// directory opened for writing (EISDIR), or whatever fstat says is not a
-// regular file. It returns the descriptor and its fstat.
+// readTail reads with pread from the offset fstat gave: a file that
+// shrinks meanwhile gives less, one that grows no more than was sized.
 func readTail(path string, limit int64) ([]byte, error) {
 	fd, st, err := openRegular(path, unix.O_RDONLY, 0)
 	if err != nil {
@@ -159,6 +155,12 @@ func readTail(path string, limit int64) ([]byte, error) {
 	return buf[:n], nil
 }
 
+// openRegular opens path with flags, never following a final link nor
+// blocking on a FIFO, and refuses anything but a regular file with
+// ErrNotRegular: a link (ELOOP), a FIFO opened for writing with no reader
+// (ENXIO, at once thanks to O_NONBLOCK; with a reader, fstat tells), a
+// directory opened for writing (EISDIR), or whatever fstat says is not a
+// regular file. It returns the descriptor and its fstat.
 func openRegular(path string, flags int, perm uint32) (int, unix.Stat_t, error) {
 	var st unix.Stat_t
 	fd, err := unix.Open(path, flags|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, perm)
