@@ -57,8 +57,9 @@ func ReadRegularFile(path string, max int64) ([]byte, error) {
 // (one a root install reads back to explain a failure) cannot make it
 // follow a final link, hang on a FIFO or read gigabytes. The directories
 // above it are followed as they are, links and all, and a hard link
-// reads what it names: it proves nothing about whose the file is.
-func ReadTail(path string, limit int64) ([]byte, error) { return readTail(path, limit) }
+// reads what it names: the stamp's Owner says whose file was read, which
+// a reader acting for a user checks.
+func ReadTail(path string, limit int64) ([]byte, FileStamp, error) { return readTail(path, limit) }
 
 // OpenLockFile opens the lock file path for reading and writing, creating
 // it with mode 0644 when create is set. Like ReadRegularFile it refuses a

@@ -130,10 +130,10 @@ func openAppend(path string) (*os.File, error) {
 
 // readTail reads with pread from the offset fstat gave: a file that
 // shrinks meanwhile gives less, one that grows no more than was sized.
-func readTail(path string, limit int64) ([]byte, error) {
+func readTail(path string, limit int64) ([]byte, FileStamp, error) {
 	fd, st, err := openRegular(path, unix.O_RDONLY, 0)
 	if err != nil {
-		return nil, err
+		return nil, FileStamp{}, err
 	}
 	defer unix.Close(fd)
 	off := max(st.Size-limit, 0)
@@ -145,14 +145,14 @@ func readTail(path string, limit int64) ([]byte, error) {
 			continue
 		}
 		if err != nil {
-			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+			return nil, FileStamp{}, &os.PathError{Op: "read", Path: path, Err: err}
 		}
 		if m == 0 {
 			break
 		}
 		n += m
 	}
-	return buf[:n], nil
+	return buf[:n], stampOf(&st), nil
 }
 
 // openRegular opens path with flags, never following a final link nor

@@ -126,24 +126,29 @@ func readRegularFile(path string, max int64) ([]byte, error) {
 	return b, nil
 }
 
-func readTail(path string, limit int64) ([]byte, error) {
+func readTail(path string, limit int64) ([]byte, FileStamp, error) {
 	f, err := openNoReparse(path, windows.GENERIC_READ, windows.OPEN_EXISTING)
 	if err != nil {
-		return nil, err
+		return nil, FileStamp{}, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
+	var info windows.ByHandleFileInformation
+	if err := windows.GetFileInformationByHandle(windows.Handle(f.Fd()), &info); err != nil {
+		return nil, FileStamp{}, &os.PathError{Op: "stat", Path: path, Err: err}
 	}
-	if _, err := f.Seek(max(fi.Size()-limit, 0), io.SeekStart); err != nil {
-		return nil, err
+	st := FileStamp{
+		id:      fileID{info.VolumeSerialNumber, info.FileIndexHigh, info.FileIndexLow},
+		size:    int64(info.FileSizeHigh)<<32 | int64(info.FileSizeLow),
+		modTime: time.Unix(0, info.LastWriteTime.Nanoseconds()),
+	}
+	if _, err := f.Seek(max(st.size-limit, 0), io.SeekStart); err != nil {
+		return nil, FileStamp{}, err
 	}
 	b, err := io.ReadAll(io.LimitReader(f, limit))
 	if err != nil {
-		return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		return nil, FileStamp{}, &os.PathError{Op: "read", Path: path, Err: err}
 	}
-	return b, nil
+	return b, st, nil
 }
 
 func openLockFile(path string, create bool) (*os.File, error) {

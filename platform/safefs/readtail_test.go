@@ -24,12 +24,12 @@ func TestReadTail(t *testing.T) {
 		if err := os.WriteFile(path, []byte(tt.data), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		got, err := ReadTail(path, tt.limit)
+		got, _, err := ReadTail(path, tt.limit)
 		if err != nil || string(got) != tt.want {
 			t.Errorf("ReadTail(%q, %d) = %q, %v; want %q", tt.data, tt.limit, got, err, tt.want)
 		}
 	}
-	if _, err := ReadTail(dir, 8); err == nil {
+	if _, _, err := ReadTail(dir, 8); err == nil {
 		t.Errorf("ReadTail of a directory: no error")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -99,6 +100,12 @@ func (l Launchd) Install(c Config, migrate bool) (Plan, error) {
 		// Made by root under sudo, it would be root's: made for the user,
 		// in a directory of theirs, and never through a link of theirs.
 		p.do(fmt.Sprintf("make %s for %s (uid %d), unless it is theirs already", dir, c.User, c.UID), func(context.Context) error {
+			// ~/Library/Logs too, should it be missing, as mkdir -p would.
+			if _, err := os.Lstat(filepath.Dir(dir)); errors.Is(err, os.ErrNotExist) {
+				if err := safefs.MkdirFor(filepath.Dir(dir), c.UID); err != nil {
+					return err
+				}
+			}
 			return safefs.MkdirFor(dir, c.UID)
 		})
 	} else {
@@ -331,12 +338,16 @@ func (l Launchd) waitRunning(p *Plan, c Config, target string) {
 }
 
 func (l Launchd) notRunning(c Config, a agentState, after string) error {
+	owner := -1 // the installer's own files, or root's
+	if c.System && c.runsAsUser() {
+		owner = c.UID // in the user's directory, read as root
+	}
 	log := filepath.Join(l.LogDir(c), c.name()+".log")
-	lines := tailFile(log, 15)
+	lines := tailFile(log, 15, owner)
 	if lines == "" {
 		// It died before it could log: launchd kept its stderr.
 		log = filepath.Join(l.LogDir(c), c.name()+".stderr.log")
-		lines = tailFile(log, 15)
+		lines = tailFile(log, 15, owner)
 	}
 	if lines == "" {
 		lines = "(none readable)"

@@ -41,6 +41,22 @@ func TestLaunchdDaemonLogsWhereItsUserCan(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	installAs(t, home, uid)
+	// Without ~/Library/Logs, it is made too, theirs as well.
+	if err := os.RemoveAll(logs); err != nil {
+		t.Fatal(err)
+	}
+	installAs(t, home, uid)
+	if fi, err := os.Lstat(logs); err != nil || fi.Sys().(*syscall.Stat_t).Uid != uid {
+		t.Errorf("%s: %v %v, want a directory of uid %d", logs, fi, err, uid)
+	}
+}
+
+// installAs plans the daemon's install for uid, whose home is home, applies
+// the plan's log directory step and checks what the user can do there.
+func installAs(t *testing.T, home string, uid int) {
+	t.Helper()
+	logs := filepath.Join(home, "Library", "Logs")
 	c := ann(true)
 	c.User, c.UID, c.UserHome = "nobody", uid, home
 	l := Launchd{Glob: func(string) ([]string, error) { return nil, nil }, Output: (&fakeLaunchctl{}).output}
@@ -91,7 +107,7 @@ func TestLaunchdDaemonLogsWhereItsUserCan(t *testing.T) {
 	// to the files, and rotate the log by a rename in the directory.
 	script := `: >> "$1" && : >> "$2" && mv "$2" "$2.1"`
 	cmd := exec.Command("/bin/sh", "-c", script, "sh", def.StandardErrorPath, logFile)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("as uid %d: %v: %s", uid, err, out)
 	}

@@ -292,10 +292,16 @@ func poll(ctx context.Context, interval time.Duration, check func() (done bool, 
 }
 
 // tailFile returns the last n lines of the file at path, for an error that
-// says why a service did not come up; empty when it cannot be read.
-func tailFile(path string, n int) string {
-	data, err := safefs.ReadTail(path, tailMax)
+// says why a service did not come up; empty when it cannot be read, or,
+// with owner not negative, when it is not owner's: root reading back a
+// log in the user's own directory shows nothing the user linked there (a
+// hard link to a file of root's, or a link of theirs to root's directory).
+func tailFile(path string, n, owner int) string {
+	data, st, err := safefs.ReadTail(path, tailMax)
 	if err != nil {
+		return ""
+	}
+	if o := st.Owner(); owner >= 0 && (o == nil || int64(*o) != int64(owner)) {
 		return ""
 	}
 	return lastLines(string(data), n)

@@ -41,7 +41,7 @@ func TestTailFileTrustsNoLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan string, 1)
-	go func() { done <- tailFile(fifo, 15) }()
+	go func() { done <- tailFile(fifo, 15, -1) }()
 	select {
 	case got := <-done:
 		if got != "" {
@@ -50,11 +50,34 @@ func TestTailFileTrustsNoLog(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("tailFile hangs on a FIFO")
 	}
-	if got := tailFile(link, 15); got != "" {
+	if got := tailFile(link, 15, -1); got != "" {
 		t.Errorf("a link was followed: %q", got)
 	}
-	got := tailFile(big, 2)
+	got := tailFile(big, 2, -1)
 	if got != "an old line of the log, long enough to fill ten megabytes soon\nthe last line" {
 		t.Errorf("the end of a 10 MB log reads %q", got)
+	}
+	// Read for a user (a daemon's log in their directory, read as root):
+	// a hard link to a file of root's shows nothing, their own file shows.
+	if os.Geteuid() != 0 {
+		return // every file here is this user's: CI runs as root
+	}
+	const user = 65534
+	hard := filepath.Join(dir, "hard.log")
+	if err := os.Link(secret, hard); err != nil {
+		t.Fatal(err)
+	}
+	if got := tailFile(hard, 15, user); got != "" {
+		t.Errorf("a hard link to root's file read as the user's log: %q", got)
+	}
+	theirs := filepath.Join(dir, "theirs.log")
+	if err := os.WriteFile(theirs, []byte("their line\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(theirs, user, user); err != nil {
+		t.Fatal(err)
+	}
+	if got := tailFile(theirs, 15, user); got != "their line" {
+		t.Errorf("the user's own log reads %q", got)
 	}
 }
