@@ -15,6 +15,15 @@ func sendSignal(pid int, name string) error {
 	if !ok {
 		return fmt.Errorf("unknown signal %q", name)
 	}
+	if sig == syscall.SIGTSTP && orphanedGroup(pid) {
+		// The kernel discards SIGTSTP to a process group no job control
+		// can resume (orphaned: the tests run under setsid, or their
+		// parent shell is gone), and no terminal could send it Ctrl-Z
+		// there either: SIGSTOP is the stop that can happen. The wait
+		// below then met no stop at all, or ECHILD (a CI run, hung until
+		// its timeout with the supervisor never stopped).
+		sig = syscall.SIGSTOP
+	}
 	if err := syscall.Kill(pid, sig); err != nil {
 		return err
 	}
