@@ -1,6 +1,10 @@
 package lockstore
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/hermes-agent/hermes-supervisor/procstate/pyparse"
+)
 
 // homesFoldEqual reports whether two Windows homes may be one to
 // os.path.normcase: str.lower() (Python without _LCMapStringEx), or
@@ -12,5 +16,7 @@ func homesFoldEqual(a, b string) bool {
 	// The dotted capital I, and the i or I with a combining dot above that
 	// str.lower() makes of it, spelled as one plain i.
 	dottedI := strings.NewReplacer("İ", "i", "i\u0307", "i", "I\u0307", "i")
-	return strings.EqualFold(dottedI.Replace(a), dottedI.Replace(b))
+	// str.lower() itself too, as Python 3.14 has it: Unicode 16.0's
+	// capitals, which Go's folding tables (15.0) lack.
+	return strings.EqualFold(dottedI.Replace(a), dottedI.Replace(b)) || pyparse.Lower(a) == pyparse.Lower(b)
 }
