@@ -39,6 +39,20 @@ func TestReadLongIntegers(t *testing.T) {
 		{"an exponent of many digits", `{"pid": 7, "n": 1e-` + digits(5000) + `}`, false},
 		{"in a string", `{"pid": 7, "n": "` + digits(5000) + `"}`, false},
 		{"after an escaped quote in a string", `{"pid": 7, "n": "\"` + digits(5000) + `"}`, false},
+		// json.loads' C scanner takes a "." as a fraction only when a digit
+		// follows it, and an e or E as an exponent only when digits follow
+		// (after a sign or not); else the digits before are an integer,
+		// made with int(), which raises before the decoder meets the stray
+		// character (Python 3.11.7 and 3.13.0 alike).
+		{"a dot, then the end", `{"pid": 7, "n": ` + digits(4301) + `.}`, true},
+		{"a dot, then a letter", `{"pid": 7, "n": ` + digits(4301) + `.x}`, true},
+		{"a dot at the end of the text", digits(4301) + `.`, true},
+		{"an e, then the end", `{"pid": 7, "n": ` + digits(4301) + `e}`, true},
+		{"an E and a sign, then the end", `{"pid": 7, "n": ` + digits(4301) + `E+}`, true},
+		{"an e and a sign at the end of the text", digits(4301) + `e-`, true},
+		// A digit after makes them a fraction or an exponent: float().
+		{"a dot and a digit", `{"pid": 7, "n": ` + digits(4301) + `.0}`, false},
+		{"an e, a sign and a digit", `{"pid": 7, "n": ` + digits(4301) + `e-0}`, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, _, err := readJSONFile([]byte(tt.body), true)
@@ -57,12 +71,15 @@ func TestReadLongIntegers(t *testing.T) {
 func TestLongIntegerRecordsAreKept(t *testing.T) {
 	bin := conformance.NewBin(t)
 	for _, tt := range []struct {
-		name string
-		n    int
-		keep bool
+		name  string
+		n     int
+		after string // what follows the metadata's digits
+		keep  bool
 	}{
-		{"4301 digits", 4301, true},
-		{"4300 digits", 4300, false},
+		{"4301 digits", 4301, "", true},
+		{"4300 digits", 4300, "", false},
+		// A bare "." is no fraction: the digits are int()'s, and raise.
+		{"4301 digits and a bare dot", 4301, ".", true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e := conformance.NewEnv(t, bin)
@@ -73,7 +90,7 @@ func TestLongIntegerRecordsAreKept(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b := strings.TrimSuffix(string(j), "}") + `,"metadata":{"n":` + strings.Repeat("9", tt.n) + `}}`
+			b := strings.TrimSuffix(string(j), "}") + `,"metadata":{"n":` + strings.Repeat("9", tt.n) + tt.after + `}}`
 			scoped := e.Write(e.Scoped(), b)
 			e.HoldLock(e.RuntimeLock())
 			pidFile := e.Write(e.PIDFile(), "9"+strings.Repeat("0", tt.n-1))

@@ -26,20 +26,28 @@ func readRegular(path string, limit int) ([]byte, FileStamp, error) {
 		return nil, FileStamp{}, err
 	}
 	defer f.Close()
-	var info windows.ByHandleFileInformation
-	if err := windows.GetFileInformationByHandle(windows.Handle(f.Fd()), &info); err != nil {
-		return nil, FileStamp{}, &os.PathError{Op: "stat", Path: path, Err: err}
-	}
-	st := FileStamp{
-		id:      fileID{info.VolumeSerialNumber, info.FileIndexHigh, info.FileIndexLow},
-		size:    int64(info.FileSizeHigh)<<32 | int64(info.FileSizeLow),
-		modTime: time.Unix(0, info.LastWriteTime.Nanoseconds()),
+	st, err := handleStamp(f, path)
+	if err != nil {
+		return nil, FileStamp{}, err
 	}
 	b, err := io.ReadAll(io.LimitReader(f, int64(limit)))
 	if err != nil {
 		return nil, FileStamp{}, err
 	}
 	return b, st, nil
+}
+
+// handleStamp stamps the file open as f, path's.
+func handleStamp(f *os.File, path string) (FileStamp, error) {
+	var info windows.ByHandleFileInformation
+	if err := windows.GetFileInformationByHandle(windows.Handle(f.Fd()), &info); err != nil {
+		return FileStamp{}, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	return FileStamp{
+		id:      fileID{info.VolumeSerialNumber, info.FileIndexHigh, info.FileIndexLow},
+		size:    int64(info.FileSizeHigh)<<32 | int64(info.FileSizeLow),
+		modTime: time.Unix(0, info.LastWriteTime.Nanoseconds()),
+	}, nil
 }
 
 // stamp stamps path without following a final symlink.
@@ -132,14 +140,9 @@ func readTail(path string, limit int64) ([]byte, FileStamp, error) {
 		return nil, FileStamp{}, err
 	}
 	defer f.Close()
-	var info windows.ByHandleFileInformation
-	if err := windows.GetFileInformationByHandle(windows.Handle(f.Fd()), &info); err != nil {
-		return nil, FileStamp{}, &os.PathError{Op: "stat", Path: path, Err: err}
-	}
-	st := FileStamp{
-		id:      fileID{info.VolumeSerialNumber, info.FileIndexHigh, info.FileIndexLow},
-		size:    int64(info.FileSizeHigh)<<32 | int64(info.FileSizeLow),
-		modTime: time.Unix(0, info.LastWriteTime.Nanoseconds()),
+	st, err := handleStamp(f, path)
+	if err != nil {
+		return nil, FileStamp{}, err
 	}
 	if _, err := f.Seek(max(st.size-limit, 0), io.SeekStart); err != nil {
 		return nil, FileStamp{}, err
