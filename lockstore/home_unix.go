@@ -20,10 +20,12 @@ import (
 // meets a loop on which 3.11 and 3.12's resolve() raise, or links nested
 // deeper than maxNestedLinks, and decide nothing.
 func sameHome(a, b string) (same, raises bool) {
-	ca, okA := canonical(a)
-	cb, okB := canonical(b)
-	if ca == cb {
-		return true, !okA || !okB
+	ca, okA, loopA := canonical(a)
+	cb, okB, loopB := canonical(b)
+	if ca == cb || !loopA && !loopB {
+		// Without a loop of links the two readings are one: the sweep
+		// resolves each path once.
+		return ca == cb, !okA || !okB
 	}
 	pa, deepA := resolvedPastLoops(a)
 	pb, deepB := resolvedPastLoops(b)
@@ -49,18 +51,20 @@ const maxNestedLinks = 100
 // (see resolvedPastLoops for 3.13 and later); ok is false where the path
 // it then gives still leads into a loop, on which Python 3.11 and 3.12's
 // resolve() raise RuntimeError. A relative p stays relative: Hermes would
-// resolve it against a working directory not known here.
-func canonical(p string) (string, bool) {
+// resolve it against a working directory not known here. looped: it met
+// a loop of links (or links nested too deep), past which 3.13 and later
+// read the path otherwise.
+func canonical(p string) (out string, ok, looped bool) {
 	r := resolver{seen: map[string]resolved{}}
-	out, ok := r.join("", pathString(p))
+	out, ok = r.join("", pathString(p))
 	if ok || r.deep {
-		return out, ok
+		return out, ok, !ok
 	}
 	// realpath returns the path from the loop on, normalized; resolve()
 	// raises only if that still meets the loop.
 	out = filepath.Clean(out)
 	_, err := os.Stat(out)
-	return out, !errors.Is(err, syscall.ELOOP)
+	return out, !errors.Is(err, syscall.ELOOP), true
 }
 
 // pathString is str(PurePosixPath(p)): empty and "." components dropped,
