@@ -160,6 +160,12 @@ func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	pid, err := strconv.Atoi(args[1])
 	ts.Check(err)
+	if args[0] == "-STOP" || args[0] == "-TSTP" {
+		// Should the script fail while pid is stopped, testscript's
+		// interrupt of its background commands would wait on it for good
+		// (the CI run hung 20 minutes): resume it first, at the end.
+		ts.Defer(func() { resume(pid) })
+	}
 	ts.Check(sendSignal(pid, args[0][1:]))
 }
 

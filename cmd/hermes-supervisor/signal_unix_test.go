@@ -36,6 +36,9 @@ func sendSignal(pid int, name string) error {
 	return nil
 }
 
+// resume continues pid, whatever its state, waiting for nothing.
+func resume(pid int) { _ = syscall.Kill(pid, syscall.SIGCONT) }
+
 // awaitStopped waits until pid, a child of this test (the script's
 // background exec), has stopped (or, !want, continued): a stop signal
 // takes effect after kill returns, and what the script does next must

@@ -21,6 +21,9 @@ func sendSignal(pid int, name string) error {
 	return p.Kill()
 }
 
+// resume has nothing to continue on Windows, where nothing is stopped.
+func resume(int) {}
+
 // underWine is set when the tests run under Wine.
 var underWine = windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil
 
