@@ -96,6 +96,9 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		case <-timerC(s.timers.guard):
 			s.timers.guard = nil
 			s.guard(loopCtx)
+		case <-timerC(s.timers.rewrite):
+			s.timers.rewrite = nil
+			_, _ = s.persist()
 		}
 		if s.intent == exitNext && s.run == nil {
 			s.answer(Response{OK: true, Status: s.snapshot()})

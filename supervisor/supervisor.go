@@ -119,8 +119,8 @@ type Supervisor struct {
 }
 
 type loopTimers struct {
-	backoff, ready, guard, settle Timer
-	readyPoll, guardEvery         time.Duration
+	backoff, ready, guard, settle, rewrite Timer
+	readyPoll, guardEvery, rewriteEvery    time.Duration
 }
 
 // New prepares a supervisor; Run starts it.
@@ -251,12 +251,43 @@ func (s *Supervisor) persistSynced(sync bool) (*Status, error) {
 			s.recordedPID = snap.Child.PID
 		}
 	}
-	if err != nil {
-		s.log.Warn("could not write the supervisor state file", zap.Error(err))
-	}
+	s.rewriteLater(err)
 	s.recheckLock()
 	return snap, err
 }
+
+// rewriteLater tries a failed write of the state file again, after 50 ms,
+// then twice as long each time up to 5 s, rather than at the next
+// transition, which a settled supervisor may not make for days: a reader
+// holding the file open (Windows without POSIX rename semantics, Wine),
+// a full disk or a file in the way would otherwise leave every shell's
+// status stale. The first failure of a run of them is a warning, its
+// end a line of its own.
+func (s *Supervisor) rewriteLater(err error) {
+	if err == nil {
+		if s.timers.rewriteEvery > 0 {
+			s.log.Info("wrote the supervisor state file again", zap.String("path", s.cfg.Layout.SupervisorState()))
+		}
+		s.stopTimer(&s.timers.rewrite)
+		s.timers.rewriteEvery = 0
+		return
+	}
+	if s.timers.rewriteEvery == 0 {
+		s.log.Warn("could not write the supervisor state file; trying again", zap.Error(err))
+	} else {
+		s.log.Debug("could not write the supervisor state file", zap.Error(err))
+	}
+	s.timers.rewriteEvery = min(max(2*s.timers.rewriteEvery, rewriteFirst), rewriteMax)
+	s.stopTimer(&s.timers.rewrite)
+	s.timers.rewrite = s.clock.NewTimer(s.timers.rewriteEvery)
+}
+
+// The state file's write is tried again after rewriteFirst, then twice as
+// long each time, up to rewriteMax.
+const (
+	rewriteFirst = 50 * time.Millisecond
+	rewriteMax   = 5 * time.Second
+)
 
 // recheckLock takes the home's lock again when its file was unlinked or
 // replaced (see HomeLock.Recheck), at each write of the state file: the
