@@ -3,14 +3,10 @@
 package lockstore
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
-
-	"go.uber.org/zap/zaptest"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/testkit/conformance"
 )
@@ -40,15 +36,7 @@ func TestHomeThroughLinksNestedTooDeep(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			e.HoldLock(e.RuntimeLock())
-			p := e.Sleeper("hermes", "gateway", "run")
-			path := e.Write(e.PIDFile(), e.Record(p, filepath.Join(dir, "l0")))
-			s := New(Layout{Home: e.Home, LockDir: e.LockDir}, prober, zaptest.NewLogger(t), time.Now)
-			es, err := s.Scan(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := byPath(es)[path]; (got.Action == ActionKeep) != tt.keep {
+			if got := liveGatewayRecordNaming(t, e, filepath.Join(dir, "l0")); (got.Action == ActionKeep) != tt.keep {
 				t.Fatalf("hermes_home l0, %d links deep: %s/%s (%s), want kept %v", tt.links, got.Verdict, got.Action, got.Reason, tt.keep)
 			}
 		})

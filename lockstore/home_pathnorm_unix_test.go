@@ -3,13 +3,9 @@
 package lockstore
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
-
-	"go.uber.org/zap/zaptest"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/testkit/conformance"
 )
@@ -34,15 +30,7 @@ func TestHomeNormalizedAsPathBeforeResolve(t *testing.T) {
 			if _, ok, _ := canonical(dir + "/" + recorded); ok {
 				t.Errorf("%s: no loop found, where Python 3.11's resolve() raises", recorded)
 			}
-			e.HoldLock(e.RuntimeLock())
-			p := e.Sleeper("hermes", "gateway", "run")
-			path := e.Write(e.PIDFile(), e.Record(p, dir+"/"+recorded))
-			s := New(Layout{Home: e.Home, LockDir: e.LockDir}, prober, zaptest.NewLogger(t), time.Now)
-			es, err := s.Scan(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := byPath(es)[path]; got.Action != ActionKeep {
+			if got := liveGatewayRecordNaming(t, e, dir+"/"+recorded); got.Action != ActionKeep {
 				t.Fatalf("hermes_home %s: %s/%s (%s), want kept", recorded, got.Verdict, got.Action, got.Reason)
 			}
 		})

@@ -47,19 +47,29 @@ func TestHomeResolvedPastALoop(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			e.HoldLock(e.RuntimeLock())
-			p := e.Sleeper("hermes", "gateway", "run")
-			path := e.Write(e.PIDFile(), e.Record(p, dir+"/"+tt.recorded)) // not Join, which would clean it)
-			s := New(Layout{Home: e.Home, LockDir: e.LockDir}, prober, zaptest.NewLogger(t), time.Now)
-			es, err := s.Scan(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := byPath(es)[path]; (got.Action == ActionKeep) != tt.keep {
+			// Not Join, which would clean it.
+			if got := liveGatewayRecordNaming(t, e, dir+"/"+tt.recorded); (got.Action == ActionKeep) != tt.keep {
 				t.Fatalf("hermes_home %s: %s/%s (%s), want kept %v", tt.recorded, got.Verdict, got.Action, got.Reason, tt.keep)
 			}
 		})
 	}
+}
+
+// liveGatewayRecordNaming judges, as Scan does, the gateway.pid of a live
+// gateway under a held runtime lock whose record names home as its
+// hermes_home: kept where Hermes finds home to be e's, swept where it
+// finds another, kept where its resolve() raises.
+func liveGatewayRecordNaming(t *testing.T, e *conformance.Env, home string) Entry {
+	t.Helper()
+	e.HoldLock(e.RuntimeLock())
+	p := e.Sleeper("hermes", "gateway", "run")
+	path := e.Write(e.PIDFile(), e.Record(p, home))
+	s := New(Layout{Home: e.Home, LockDir: e.LockDir}, prober, zaptest.NewLogger(t), time.Now)
+	es, err := s.Scan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return byPath(es)[path]
 }
 
 // TestSameHomeAsEachPython: sameHome calls two homes one where the
