@@ -23,6 +23,7 @@ func TestStateFileWrittenAgainAfterAFailedWrite(t *testing.T) {
 	if err := os.Mkdir(path, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	failed := h.logged("could not write the supervisor state file; trying again")
 	h.clock.advance(2 * DefaultPolicy().ResetAfter)
 	if err := killHard(first.Child.PID); err != nil {
 		t.Fatal(err)
@@ -30,26 +31,26 @@ func TestStateFileWrittenAgainAfterAFailedWrite(t *testing.T) {
 	next := h.waitFor("the next ready gateway", func(s *Status) bool {
 		return s.State == Running && s.Child != nil && s.Child.Ready && s.Child.PID != first.Child.PID
 	})
-	if h.logs.FilterMessage("could not write the supervisor state file; trying again").Len() == 0 {
+	select {
+	case <-failed:
+	case <-time.After(30 * time.Second):
 		t.Fatal("no failed write of the state file was logged")
 	}
 	// The supervisor now makes no transition of its own; only its retry
 	// can write the file once it may.
+	wrote := h.logged("wrote the supervisor state file again")
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	// Polls with a deadline: the write happens on the supervisor's loop.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		f, err := ReadStatusFile(path)
-		// The line follows the write: both are waited for.
-		if err == nil && f.Child != nil && f.Child.PID == next.Child.PID && h.logs.FilterMessage("wrote the supervisor state file again").Len() > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the state file still reads %+v (%v), want gateway %d", f, err, next.Child.PID)
-		}
+	select {
+	case <-wrote: // logged just after the write
+	case <-time.After(30 * time.Second):
+		t.Fatal("the state file was not written again")
 	}
-	if h.logs.FilterMessage("wrote the supervisor state file again").Len() != 1 {
-		t.Error("the recovery was not logged once")
+	if f, err := ReadStatusFile(path); err != nil || f.Child == nil || f.Child.PID != next.Child.PID {
+		t.Fatalf("the state file reads %+v (%v), want gateway %d", f, err, next.Child.PID)
+	}
+	if n := h.logs.FilterMessage("wrote the supervisor state file again").Len(); n != 1 {
+		t.Errorf("the recovery was logged %d times, want once", n)
 	}
 }

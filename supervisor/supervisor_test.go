@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -63,6 +64,35 @@ type harness struct {
 	logs   *observer.ObservedLogs // everything the supervisor logged
 	// prepare, when set, changes the supervisor's insides before Run.
 	prepare func(*Supervisor)
+	// awaited are the messages logged waits for, each closed at its
+	// first entry after the wait began.
+	awaitedMu sync.Mutex
+	awaited   map[string]chan struct{}
+}
+
+// logged returns a channel closed once the supervisor logs an entry with
+// message msg: a wait on the event itself, where polling the observed
+// logs would sleep. Call it before what should log it.
+func (h *harness) logged(msg string) <-chan struct{} {
+	h.awaitedMu.Lock()
+	defer h.awaitedMu.Unlock()
+	if h.awaited == nil {
+		h.awaited = map[string]chan struct{}{}
+	}
+	ch := make(chan struct{})
+	h.awaited[msg] = ch
+	return ch
+}
+
+// hear closes the channel awaiting e's message, if any.
+func (h *harness) hear(e zapcore.Entry) error {
+	h.awaitedMu.Lock()
+	defer h.awaitedMu.Unlock()
+	if ch, ok := h.awaited[e.Message]; ok {
+		close(ch)
+		delete(h.awaited, e.Message)
+	}
+	return nil
 }
 
 func testPolicy() Policy {
@@ -126,7 +156,7 @@ func (h *harness) run(mutate func(*Config), demoArgs ...string) {
 	mutate(&cfg)
 	core, logs := observer.New(zapcore.DebugLevel)
 	h.logs = logs
-	sup, err := New(cfg, zap.New(zapcore.NewTee(zaptest.NewLogger(h.t).Core(), core)), h.clock, h.prober)
+	sup, err := New(cfg, zap.New(zapcore.NewTee(zaptest.NewLogger(h.t).Core(), zapcore.RegisterHooks(core, h.hear))), h.clock, h.prober)
 	if err != nil {
 		h.t.Fatal(err)
 	}
