@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/asroot"
 	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 )
 
@@ -17,9 +18,7 @@ import (
 // by a link they own or a directory they share, the file lands only in a
 // directory of theirs, owned by them, and nothing is written elsewhere.
 func TestWriteFileFor(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("acting for another user needs root; CI runs as root")
-	}
+	asroot.Require(t, "acting for another user needs root")
 	const user = 65534 // nobody
 	if ActsFor(0) || !ActsFor(user) {
 		t.Fatalf("ActsFor(0) = %v, ActsFor(%d) = %v: root acts for others only", ActsFor(0), user, ActsFor(user))

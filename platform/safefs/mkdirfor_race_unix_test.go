@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/asroot"
 	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 )
 
@@ -22,9 +23,7 @@ import (
 // user's tree, must not become the user's either. Whatever the swap,
 // nothing of root's changes owner and MkdirFor fails.
 func TestMkdirForRacedByTheUser(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("acting for another user needs root; CI runs as root")
-	}
+	asroot.Require(t, "acting for another user needs root")
 	const user = 65534 // nobody
 	for _, tc := range []struct {
 		name string

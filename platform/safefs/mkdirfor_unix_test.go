@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/asroot"
 	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 )
 
@@ -16,9 +17,7 @@ import (
 // in the user's home (macOS): the directory is the user's, and wherever
 // the user points the path, nothing is made or changed owner elsewhere.
 func TestMkdirFor(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("acting for another user needs root; CI runs as root")
-	}
+	asroot.Require(t, "acting for another user needs root")
 	const user = 65534 // nobody
 	owned := func(t *testing.T, path string, mode os.FileMode) {
 		t.Helper()

@@ -13,6 +13,7 @@ import (
 
 	"howett.net/plist"
 
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/asroot"
 	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 )
 
@@ -24,9 +25,7 @@ import (
 // start. The install's log directory is now the user's own, made for them,
 // and the user can create both files in it.
 func TestLaunchdDaemonLogsWhereItsUserCan(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("installing for another user needs root; CI runs as root")
-	}
+	asroot.Require(t, "installing for another user needs root")
 	const uid = 65534 // nobody
 	home := testdir.New(t)
 	if err := os.Chmod(home, 0o755); err != nil {

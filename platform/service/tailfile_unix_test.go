@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/asroot"
 	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 )
 
@@ -59,25 +60,25 @@ func TestTailFileTrustsNoLog(t *testing.T) {
 	}
 	// Read for a user (a daemon's log in their directory, read as root):
 	// a hard link to a file of root's shows nothing, their own file shows.
-	if os.Geteuid() != 0 {
-		return // every file here is this user's: CI runs as root
-	}
-	const user = 65534
-	hard := filepath.Join(dir, "hard.log")
-	if err := os.Link(secret, hard); err != nil {
-		t.Fatal(err)
-	}
-	if got := tailFile(hard, 15, user); got != "" {
-		t.Errorf("a hard link to root's file read as the user's log: %q", got)
-	}
-	theirs := filepath.Join(dir, "theirs.log")
-	if err := os.WriteFile(theirs, []byte("their line\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chown(theirs, user, user); err != nil {
-		t.Fatal(err)
-	}
-	if got := tailFile(theirs, 15, user); got != "their line" {
-		t.Errorf("the user's own log reads %q", got)
-	}
+	t.Run("for a user", func(t *testing.T) {
+		asroot.Require(t, "files of another user's need root")
+		const user = 65534
+		hard := filepath.Join(dir, "hard.log")
+		if err := os.Link(secret, hard); err != nil {
+			t.Fatal(err)
+		}
+		if got := tailFile(hard, 15, user); got != "" {
+			t.Errorf("a hard link to root's file read as the user's log: %q", got)
+		}
+		theirs := filepath.Join(dir, "theirs.log")
+		if err := os.WriteFile(theirs, []byte("their line\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(theirs, user, user); err != nil {
+			t.Fatal(err)
+		}
+		if got := tailFile(theirs, 15, user); got != "their line" {
+			t.Errorf("the user's own log reads %q", got)
+		}
+	})
 }

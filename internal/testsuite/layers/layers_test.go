@@ -48,6 +48,7 @@ var rank = map[string]int{
 	"internal/testkit/silentsock":    0,
 	"internal/testkit/fullpipe":      0,
 	"internal/testkit/cgrouptest":    0,
+	"internal/testkit/asroot":        0,
 	// Test support that lays out files with real processes; it reads
 	// processes and locks only, never lockstore.
 	"internal/testkit/conformance": 3,
