@@ -53,10 +53,6 @@ func (Launchd) LogDir(c Config) string {
 	return filepath.Join(c.UserHome, "Library", "Logs", "hermes-supervisor")
 }
 
-// runsAsUser reports whether a system service runs as the installing
-// user rather than as root (launchd's UserName, systemd's User=).
-func (c Config) runsAsUser() bool { return c.User != "" && c.User != "root" }
-
 // Install writes the plist and loads it with `launchctl bootstrap` (not the
 // legacy `load`), first unloading an older copy of ours: it waits for that
 // copy's stop as long as launchd lets it take (its ExitTimeOut), and loads

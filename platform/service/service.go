@@ -101,6 +101,10 @@ type Config struct {
 	Origins Origins
 }
 
+// runsAsUser reports whether a system service runs as the installing
+// user rather than as root (launchd's UserName, systemd's User=).
+func (c Config) runsAsUser() bool { return c.User != "" && c.User != "root" }
+
 // Validate reports the first setting a service cannot be built from.
 // perUserDir says whether the manager keeps a user's service definition
 // in the user's home (systemd and launchd do; the Windows SCM does not).
