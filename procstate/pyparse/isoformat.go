@@ -14,8 +14,9 @@ var errISO = errors.New("invalid isoformat string")
 // YYYYWww[D]; then any one character; then HH[:MM[:SS[{.,}f+]]] or the
 // basic HHMMSS form; then Z or an offset ±HH[:MM[:SS[.f+]]] (basic forms
 // too). That is 3.11's reading (3.12 and 3.13 read alike), and 3.14 adds
-// the end of a day, 24:00, which 3.11 rejects. aware is false for a time without an offset, which Hermes cannot
-// subtract from an aware now (a TypeError: the marker counts as stale).
+// the end of a day, 24:00, which 3.11 rejects. aware is false for a time
+// without an offset, which Hermes cannot subtract from an aware now (a
+// TypeError: the marker counts as stale).
 func FromISOFormat(s string) (t time.Time, aware bool, err error) {
 	if !utf8.ValidString(s) || len(s) < 7 {
 		return time.Time{}, false, errISO
