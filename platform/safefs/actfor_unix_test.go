@@ -13,37 +13,52 @@ import (
 	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 )
 
+// nobody is the user root acts for in these tests.
+const nobody = 65534
+
+// giveTo makes path, a file, directory or link, nobody's, with mode (past
+// the umask) unless it is a link.
+func giveTo(t *testing.T, path string, mode os.FileMode) {
+	t.Helper()
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink == 0 {
+		if err := os.Chmod(path, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Lchown(path, nobody, nobody); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// mkdirOf makes the directory path, nobody's, with mode.
+func mkdirOf(t *testing.T, path string, mode os.FileMode) {
+	t.Helper()
+	if err := os.Mkdir(path, mode); err != nil {
+		t.Fatal(err)
+	}
+	giveTo(t, path, mode)
+}
+
+// symlinkOf makes path a link of nobody's to target.
+func symlinkOf(t *testing.T, target, path string) {
+	t.Helper()
+	if err := os.Symlink(target, path); err != nil {
+		t.Fatal(err)
+	}
+	giveTo(t, path, 0)
+}
+
 // TestWriteFileFor is root writing a file into the home of another user
 // (sudo install --system --migrate): wherever the user points their home,
 // by a link they own or a directory they share, the file lands only in a
 // directory of theirs, owned by them, and nothing is written elsewhere.
 func TestWriteFileFor(t *testing.T) {
 	asroot.Require(t, "acting for another user needs root")
-	const user = 65534 // nobody
+	const user = nobody
 	if ActsFor(0) || !ActsFor(user) {
 		t.Fatalf("ActsFor(0) = %v, ActsFor(%d) = %v: root acts for others only", ActsFor(0), user, ActsFor(user))
 	}
-	mine := func(t *testing.T, path string, mode os.FileMode) {
-		t.Helper()
-		if err := os.Mkdir(path, mode); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(path, mode); err != nil { // past the umask
-			t.Fatal(err)
-		}
-		if err := os.Lchown(path, user, user); err != nil {
-			t.Fatal(err)
-		}
-	}
-	link := func(t *testing.T, target, path string) {
-		t.Helper()
-		if err := os.Symlink(target, path); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Lchown(path, user, user); err != nil {
-			t.Fatal(err)
-		}
-	}
+	mine, link := mkdirOf, symlinkOf
 	for _, tc := range []struct {
 		name string
 		// lay makes the layout in base and returns the directory to

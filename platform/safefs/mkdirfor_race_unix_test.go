@@ -24,7 +24,7 @@ import (
 // nothing of root's changes owner and MkdirFor fails.
 func TestMkdirForRacedByTheUser(t *testing.T) {
 	asroot.Require(t, "acting for another user needs root")
-	const user = 65534 // nobody
+	const user = nobody
 	for _, tc := range []struct {
 		name string
 		// swap replaces the new directory path; victim is root's and
@@ -38,12 +38,7 @@ func TestMkdirForRacedByTheUser(t *testing.T) {
 			}
 		}, false},
 		{"a symbolic link to a directory of root's", func(t *testing.T, path, victim string) {
-			if err := os.Symlink(victim, path); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Lchown(path, user, user); err != nil {
-				t.Fatal(err)
-			}
+			symlinkOf(t, victim, path)
 		}, true},
 		{"a directory of root's, holding root's files", func(t *testing.T, path, victim string) {
 			if err := os.Rename(victim, path); err != nil {
@@ -57,12 +52,7 @@ func TestMkdirForRacedByTheUser(t *testing.T) {
 				t.Fatal(err)
 			}
 			logs := filepath.Join(base, "Logs")
-			if err := os.Mkdir(logs, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Chown(logs, user, user); err != nil {
-				t.Fatal(err)
-			}
+			mkdirOf(t, logs, 0o755)
 			victim := filepath.Join(logs, "roots")
 			if tc.dir {
 				if err := os.Mkdir(victim, 0o755); err != nil {

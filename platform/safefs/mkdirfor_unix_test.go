@@ -18,23 +18,8 @@ import (
 // the user points the path, nothing is made or changed owner elsewhere.
 func TestMkdirFor(t *testing.T) {
 	asroot.Require(t, "acting for another user needs root")
-	const user = 65534 // nobody
-	owned := func(t *testing.T, path string, mode os.FileMode) {
-		t.Helper()
-		if err := os.Chmod(path, mode); err != nil { // past the umask
-			t.Fatal(err)
-		}
-		if err := os.Lchown(path, user, user); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mine := func(t *testing.T, path string) {
-		t.Helper()
-		if err := os.Mkdir(path, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		owned(t, path, 0o755)
-	}
+	const user = nobody
+	mine := func(t *testing.T, path string) { mkdirOf(t, path, 0o755) }
 	for _, tc := range []struct {
 		name string
 		// lay makes the layout in base and returns the directory to make
@@ -66,10 +51,7 @@ func TestMkdirFor(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := filepath.Join(base, "Logs", "hermes-supervisor")
-			if err := os.Symlink(etc, d); err != nil {
-				t.Fatal(err)
-			}
-			owned(t, d, 0o777)
+			symlinkOf(t, etc, d)
 			return d, etc
 		}, false},
 		{"under a link of the user's to root's directory", func(t *testing.T, base string) (string, string) {
@@ -78,10 +60,7 @@ func TestMkdirFor(t *testing.T) {
 				t.Fatal(err)
 			}
 			l := filepath.Join(base, "Logs")
-			if err := os.Symlink(etc, l); err != nil {
-				t.Fatal(err)
-			}
-			owned(t, l, 0o777)
+			symlinkOf(t, etc, l)
 			return filepath.Join(l, "hermes-supervisor"), etc
 		}, false},
 		{"in root's directory", func(t *testing.T, base string) (string, string) {
