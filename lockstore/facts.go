@@ -129,17 +129,31 @@ func (h *homes) expand(p string) (string, bool) {
 
 // read loads a file for judging; ok is false when it does not exist. A
 // file that cannot be read gets ActionError and is judged no further.
-func (s *Store) read(path string, kind Kind) (judged, bool) { return s.readIn(nil, path, kind) }
+func (s *Store) read(path string, kind Kind) (judged, bool) { return s.readIn(nil, path, kind, false) }
 
 // readIn is read through d, the directory that holds path, when d is not
-// nil.
-func (s *Store) readIn(d *safefs.Dir, path string, kind Kind) (judged, bool) {
+// nil; with keep, the file read through d is kept open in e.open where
+// there is room (see keptOpen).
+func (s *Store) readIn(d *safefs.Dir, path string, kind Kind, keep bool) (judged, bool) {
+	keep = keep && d != nil && s.open.take()
+	var open *safefs.Opened
 	rd := func(limit int) ([]byte, safefs.FileStamp, error) {
-		if d != nil {
+		switch {
+		case keep:
+			b, st, o, err := d.ReadOpen(filepath.Base(path), limit)
+			_ = open.Close() // a large record's second read replaces the first's
+			open = o
+			return b, st, err
+		case d != nil:
 			return d.Read(filepath.Base(path), limit)
 		}
 		return safefs.ReadRegular(path, limit)
 	}
+	defer func() {
+		if keep && open == nil {
+			s.open.put()
+		}
+	}()
 	e := judged{Entry: Entry{Path: path, Kind: kind}}
 	data, stamp, err := rd(MaxRecordSize + 1)
 	if err == nil && len(data) > MaxRecordSize {
@@ -153,7 +167,7 @@ func (s *Store) readIn(d *safefs.Dir, path string, kind Kind) (judged, bool) {
 		e.Err = &FileError{Path: path, Op: "read", Err: err, Hint: hintFor(err)}
 		return e, true
 	}
-	e.stamp = stamp
+	e.stamp, e.open = stamp, open
 	e.facts = fileFacts{data: data, mtime: stamp.ModTime()}
 	return e, true
 }
@@ -161,12 +175,13 @@ func (s *Store) readIn(d *safefs.Dir, path string, kind Kind) (judged, bool) {
 // readRecord is read plus the one reader's reading of the record; with
 // writer, the uid owning the file is taken as its writer's.
 func (s *Store) readRecord(path string, kind Kind, barePID, writer bool) (judged, bool) {
-	return s.readRecordIn(nil, path, kind, barePID, writer)
+	return s.readRecordIn(nil, path, kind, barePID, writer, false)
 }
 
-// readRecordIn is readRecord through d (see readIn).
-func (s *Store) readRecordIn(d *safefs.Dir, path string, kind Kind, barePID, writer bool) (judged, bool) {
-	e, ok := s.readIn(d, path, kind)
+// readRecordIn is readRecord through d, keeping it open with keep (see
+// readIn).
+func (s *Store) readRecordIn(d *safefs.Dir, path string, kind Kind, barePID, writer, keep bool) (judged, bool) {
+	e, ok := s.readIn(d, path, kind, keep)
 	if ok && e.Action != ActionError {
 		var uid *uint32
 		if writer {

@@ -12,13 +12,15 @@ import (
 )
 
 // removeIn is remove in the lock dir, through ld, with stillJudged's
-// check and probe joined into one: Hold opens the file, stamps the very
-// file it opened and locks it, and on POSIX keeps the lock through the
-// rename and the unlink, so that no process can take it between the probe
-// and the move. The file is renamed aside into the bin (see binName), or
-// to <name>.stale without one. Per file that is an open, fstat, flock,
-// rename, fstatat, unlink and close, each on a name in an opened
-// directory.
+// check and probe joined into one: HoldOpened stamps the name, and only
+// if it still names the very file judging opened and kept open, locks
+// that file, and on POSIX keeps the lock through the rename and the
+// unlink, so that no process can take it between the probe and the move.
+// The file is renamed aside into the bin (see binName), or to
+// <name>.stale without one. Per file, after judging's open, fstat and
+// read, that is an fstatat, flock, rename, fstatat, unlink and close,
+// each on a name in an opened directory (an open and fstat more where
+// the file was not kept open: see keptOpen).
 func (s *Store) removeIn(ctx context.Context, ld *safefs.Dir, bin *sweepBin, name string, e *judged) {
 	s.asideIn(ctx, ld, bin, name, e, func(to *safefs.Dir, aside string) {
 		if err := to.Remove(aside); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -128,11 +130,11 @@ func moveNoReplaceIn(from *safefs.Dir, name string, to *safefs.Dir, dst string) 
 	return from.MoveTo(name, to, dst)
 }
 
-// holdJudged is stillJudged through Hold: name must still be the file
-// judged, and no other process may hold it locked. It returns the file
-// held, to be let go once it is moved.
+// holdJudged is stillJudged through HoldOpened: name must still be the
+// file judged, and no other process may hold it locked. It returns the
+// file held, to be let go once it is moved.
 func (s *Store) holdJudged(ld *safefs.Dir, name string, e *judged) (*safefs.Held, bool) {
-	h, st, err := ld.Hold(name)
+	h, st, err := ld.HoldOpened(name, s.takeOpen(e))
 	opened := st.SameFile(st) // the stamp has an identity: the open succeeded
 	switch {
 	case !opened && errors.Is(err, os.ErrNotExist):

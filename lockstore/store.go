@@ -74,6 +74,7 @@ type Store struct {
 	// large serializes reads of files over MaxRecordSize, so that many
 	// huge files in a lock dir cost one maxReadable buffer at a time.
 	large  sync.Mutex
+	open   keptOpen // lock-dir files kept open from judging to acting
 	heldMu sync.Mutex
 	held   *sweepDirs // see Hold
 	kept   *sweepDirs // the directories the last Hold left open (see Hold); only Hold uses it
@@ -124,6 +125,8 @@ type judged struct {
 	// in is the directory the file was listed in and is acted on through,
 	// when it is not the home or the lock dir (the bin's leftovers).
 	in *safefs.Dir
+	// open is the file judged, still open for its removal (see keptOpen).
+	open *safefs.Opened
 	// released: the record names a gateway that has just exited, and the
 	// file is released, not judged (see released).
 	released bool
@@ -223,6 +226,9 @@ func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin 
 	}
 	handleBatch := func(js []judged, w int) {
 		handle(js, w)
+		for i := range js {
+			s.closeOpen(&js[i])
+		}
 		spare.put(js)
 	}
 	if bin == nil || w < 2 {
@@ -330,7 +336,7 @@ func (s *Store) judgeLockFiles(ctx context.Context, w int, lockFiles []judged, n
 		}
 		switch n := names[i]; {
 		case isTokenLock(n):
-			lockFiles[i], found[i] = s.readRecordIn(ld, p, KindScopedLock, false, true)
+			lockFiles[i], found[i] = s.readRecordIn(ld, p, KindScopedLock, false, true, acting)
 			if found[i] {
 				rel.release(&lockFiles[i])
 			}
@@ -364,6 +370,9 @@ func (s *Store) judgeLockFiles(ctx context.Context, w int, lockFiles []judged, n
 			e.set(r.scopedLockFile(e.facts))
 		default:
 			s.settle(e, r.scopedLockFile(e.facts))
+		}
+		if e.Action != ActionSweep && e.Action != ActionQuarantine {
+			s.closeOpen(e) // not acted on: no longer kept from other files
 		}
 	})
 	out := lockFiles[:0]

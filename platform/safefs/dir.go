@@ -36,6 +36,34 @@ func (d *Dir) Close() error { return d.close() }
 // FIFO and refuses anything but a regular file with ErrNotRegular.
 func (d *Dir) Read(name string, limit int) ([]byte, FileStamp, error) { return d.read(name, limit) }
 
+// ReadOpen is Read that also keeps the file open for a later HoldOpened
+// of name, where an open file can be renamed (Unix; on Windows it keeps
+// none and returns a nil Opened): a sweep that judges a file and then
+// removes it opens and stamps it once, where Read and then Hold opened it
+// twice. The caller closes it, or hands it to HoldOpened.
+func (d *Dir) ReadOpen(name string, limit int) ([]byte, FileStamp, *Opened, error) {
+	return d.readOpen(name, limit)
+}
+
+// Opened is a file ReadOpen read and kept open.
+type Opened struct {
+	//lint:ignore U1000 empty on Windows; the descriptor and its identity on Unix
+	sys openedSys
+}
+
+// Close closes o; a nil o is nothing to close.
+func (o *Opened) Close() error {
+	if o == nil {
+		return nil
+	}
+	return o.close()
+}
+
+// SpareDescriptors is how many files a caller may keep open at once, as
+// ReadOpen keeps them, without crowding this process's limit on open
+// files: a quarter of that limit, and none where ReadOpen keeps none.
+func SpareDescriptors() int { return spareDescriptors() }
+
 // Stamp stamps name as RootStamp does, refusing anything but a regular
 // file with ErrNotRegular.
 func (d *Dir) Stamp(name string) (FileStamp, error) { return d.stamp(name) }
@@ -105,6 +133,19 @@ func (d *Dir) Remove(name string) error { return d.remove(name) }
 // once. The stamp is of the very file locked, not of whatever the name
 // means by the time of a later call.
 func (d *Dir) Hold(name string) (*Held, FileStamp, error) { return d.hold(name) }
+
+// HoldOpened is Hold of name through o, which ReadOpen kept open from
+// it: it tries the lock on o's file only if name still names that very
+// file. If name now names another, it returns that file's stamp, unheld
+// and without an error, as Hold would have stamped it, and a caller that
+// compares stamps sees the replacement as it would after Hold. It closes
+// o unless it returns it held; with a nil o it is Hold.
+func (d *Dir) HoldOpened(name string, o *Opened) (*Held, FileStamp, error) {
+	if o == nil {
+		return d.hold(name)
+	}
+	return d.holdOpened(name, o)
+}
 
 // Held is a file Hold opened and, on Unix, keeps locked.
 type Held struct {

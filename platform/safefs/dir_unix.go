@@ -91,18 +91,53 @@ func plainName(name string) error {
 }
 
 func (d *Dir) read(name string, limit int) ([]byte, FileStamp, error) {
+	b, st, fd, err := d.openRead(name, limit)
+	if err == nil {
+		unix.Close(fd)
+	}
+	return b, st, err
+}
+
+// openedSys is the descriptor kept open and the file it was opened on.
+type openedSys struct {
+	fd int
+	id fileID
+}
+
+func (d *Dir) readOpen(name string, limit int) ([]byte, FileStamp, *Opened, error) {
+	b, st, fd, err := d.openRead(name, limit)
+	if err != nil {
+		return nil, FileStamp{}, nil, err
+	}
+	return b, st, &Opened{sys: openedSys{fd: fd, id: st.id}}, nil
+}
+
+// openRead is read leaving the file open: fd, when there is no error.
+func (d *Dir) openRead(name string, limit int) (_ []byte, _ FileStamp, fd int, _ error) {
 	fd, st, err := d.openat(name)
 	if err != nil {
-		return nil, FileStamp{}, err
+		return nil, FileStamp{}, -1, err
 	}
-	defer unix.Close(fd)
 	// A read that reaches the stamped size has the file as stamped (see
 	// readFD): the callers compare stamps before they act.
 	b, err := readFD(fd, st.Size, limit, true)
 	if err != nil {
-		return nil, FileStamp{}, &os.PathError{Op: "read", Path: name, Err: err}
+		unix.Close(fd)
+		return nil, FileStamp{}, -1, &os.PathError{Op: "read", Path: name, Err: err}
 	}
-	return b, stampOf(&st), nil
+	return b, stampOf(&st), fd, nil
+}
+
+func (o *Opened) close() error { return unix.Close(o.sys.fd) }
+
+// spareDescriptors is a quarter of RLIMIT_NOFILE's soft limit, which Go
+// raises to the hard one as it starts.
+func spareDescriptors() int {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return 0
+	}
+	return int(min(lim.Cur/4, 1<<20))
 }
 
 func (d *Dir) stamp(name string) (FileStamp, error) {
@@ -229,11 +264,29 @@ func (d *Dir) hold(name string) (*Held, FileStamp, error) {
 	if err != nil {
 		return nil, FileStamp{}, err
 	}
+	return lockOpen(fd, name, stampOf(&st))
+}
+
+// holdOpened stats name where Hold opens it: an fstatat in place of an
+// openat and fstat. The name is checked before the lock is tried, as
+// Hold's open comes before its lock, so that what each finds is the same.
+func (d *Dir) holdOpened(name string, o *Opened) (*Held, FileStamp, error) {
+	st, err := d.stamp(name)
+	if err != nil || st.id != o.sys.id {
+		o.close()
+		return nil, st, err
+	}
+	return lockOpen(o.sys.fd, name, st)
+}
+
+// lockOpen tries LockFile's lock on fd, name's file as stamped, without
+// waiting, and closes fd unless it returns it held.
+func lockOpen(fd int, name string, st FileStamp) (*Held, FileStamp, error) {
 	for {
 		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
 		switch {
 		case err == nil:
-			return &Held{sys: heldSys{fd: fd}}, stampOf(&st), nil
+			return &Held{sys: heldSys{fd: fd}}, st, nil
 		case errors.Is(err, unix.EINTR):
 			continue
 		}
@@ -241,7 +294,7 @@ func (d *Dir) hold(name string) (*Held, FileStamp, error) {
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			err = ErrLocked
 		}
-		return nil, stampOf(&st), &os.PathError{Op: "lock", Path: name, Err: err}
+		return nil, st, &os.PathError{Op: "lock", Path: name, Err: err}
 	}
 }
 

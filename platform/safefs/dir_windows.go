@@ -17,6 +17,22 @@ func (d *Dir) read(name string, limit int) ([]byte, FileStamp, error) {
 	return readRoot(d.root, name, limit)
 }
 
+// openedSys: a file held open cannot be renamed here, so ReadOpen keeps
+// none.
+type openedSys struct{}
+
+func (d *Dir) readOpen(name string, limit int) ([]byte, FileStamp, *Opened, error) {
+	b, st, err := d.read(name, limit)
+	return b, st, nil, err
+}
+
+func (o *Opened) close() error { return nil }
+
+func spareDescriptors() int { return 0 }
+
+// holdOpened is never called with an Opened here (ReadOpen keeps none).
+func (d *Dir) holdOpened(name string, _ *Opened) (*Held, FileStamp, error) { return d.hold(name) }
+
 func (d *Dir) stamp(name string) (FileStamp, error) { return rootStamp(d.root, name) }
 
 func (d *Dir) moveTo(oldname string, to *Dir, newname string) error {

@@ -93,10 +93,10 @@ func bareSweep(dir string, keep map[string]bool, w int) error {
 	return errors.Join(errs...)
 }
 
-// bareOne is what a sweep asks of the kernel for one file: open, fstat,
-// read and close it to judge it (readIn); then, unless it is kept, open,
-// fstat and lock it, rename it into the bin, fstatat it there, unlink it
-// and close it (removeIn).
+// bareOne is what a sweep asks of the kernel for one file: open, fstat
+// and read it to judge it (readIn), and close it if it is kept; else,
+// with the file still open, fstatat its name, lock it, rename it into the
+// bin, fstatat it there, unlink it and close it (removeIn).
 func bareOne(ld, bin int, name string, kept bool) error {
 	const flags = unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
 	var st unix.Stat_t
@@ -107,14 +107,11 @@ func bareOne(ld, bin int, name string, kept bool) error {
 	}
 	serr := unix.Fstat(fd, &st)
 	_, rerr := unix.Read(fd, buf[:])
-	if err := errors.Join(serr, rerr, unix.Close(fd)); err != nil || kept {
-		return err
-	}
-	if fd, err = unix.Openat(ld, name, flags, 0); err != nil {
-		return err
+	if err := errors.Join(serr, rerr); err != nil || kept {
+		return errors.Join(err, unix.Close(fd))
 	}
 	aside := name + ".floor"
-	return errors.Join(unix.Fstat(fd, &st), unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB),
+	return errors.Join(unix.Fstatat(ld, name, &st, unix.AT_SYMLINK_NOFOLLOW), unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB),
 		unix.Renameat(ld, name, bin, aside), unix.Fstatat(bin, aside, &st, unix.AT_SYMLINK_NOFOLLOW),
 		unix.Unlinkat(bin, aside, 0), unix.Close(fd))
 }
