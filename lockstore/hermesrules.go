@@ -167,15 +167,18 @@ func (r *rules) homeMatches(h hermesRecord) (match bool, unknown string) {
 	if !filepath.IsAbs(home) && !rooted {
 		// Hermes writes it absolute; a hand-written relative one may be
 		// this home or not, as the reader's working directory has it. A
-		// rooted one without a drive (Windows) is on the current drive,
-		// for Python's resolve() as for sameHome.
+		// rooted one without a drive (Windows) is sameHome's to judge.
 		return false, "its hermes_home is relative, which Hermes' resolve() takes from the working directory of the Hermes process reading it, not known here"
 	}
-	same, raises := sameHome(home, r.home)
-	if raises {
-		return false, "its hermes_home leads through a loop of symbolic links, or links nested too deep, on which Hermes' own resolve() raises (Python 3.11 and 3.12)"
+	return sameHome(home, r.home)
+}
+
+// raisesOn is sameHome's unknown where Hermes' resolve() raises.
+func raisesOn(raises bool) string {
+	if !raises {
+		return ""
 	}
-	return same, ""
+	return "its hermes_home leads through a loop of symbolic links, or links nested too deep, on which Hermes' own resolve() raises (Python 3.11 and 3.12)"
 }
 
 // otherProfile reports a live gateway command line that, in a named

@@ -16,20 +16,21 @@ import (
 // case-sensitive. Python 3.11 and 3.12 resolve as canonical does, 3.13
 // and later (current Hermes runs on 3.14) as resolvedPastLoops does; the
 // two differ only past a loop of links, and the homes are the same where
-// either Python finds them so, which keeps more. raises: resolving one
-// meets a loop on which 3.11 and 3.12's resolve() raise, or links nested
-// deeper than maxNestedLinks, and decide nothing.
-func sameHome(a, b string) (same, raises bool) {
+// either Python finds them so, which keeps more. unknown says why Hermes
+// decides nothing, when it does not: resolving one meets a loop on which
+// 3.11 and 3.12's resolve() raise, or links nested deeper than
+// maxNestedLinks.
+func sameHome(a, b string) (same bool, unknown string) {
 	ca, okA, loopA := canonical(a)
 	cb, okB, loopB := canonical(b)
 	if ca == cb || !loopA && !loopB {
 		// Without a loop of links the two readings are one: the sweep
 		// resolves each path once.
-		return ca == cb, !okA || !okB
+		return ca == cb, raisesOn(!okA || !okB)
 	}
 	pa, deepA := resolvedPastLoops(a)
 	pb, deepB := resolvedPastLoops(b)
-	return pa == pb, !okA || !okB || deepA || deepB
+	return pa == pb, raisesOn(!okA || !okB || deepA || deepB)
 }
 
 // maxNestedLinks bounds the links being followed at once, each within
