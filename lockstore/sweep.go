@@ -422,14 +422,23 @@ func (s *Store) putBack(e *judged, kept, aside string, err error) {
 
 // claimedSince looks again at the bytes now of a file that changed
 // between its judgement and its rename aside (err: they could not be
-// read): whether a gateway has just claimed it and must get it back.
+// read): whether it must get its name back, because a gateway has just
+// claimed it, or because what it says now cannot be read as a record at
+// all. Those bytes were never judged: a claim caught mid-write (truncated,
+// half written), or beyond the MaxRecordSize read here (a long command
+// line), is no proof of a stale file, and the next sweep judges it whole.
 func (s *Store) claimedSince(ctx context.Context, now []byte, err error, e *judged) bool {
-	if err != nil || bytes.Equal(now, e.facts.data) {
-		return false
+	if err == nil && bytes.Equal(now, e.facts.data) || errors.Is(err, os.ErrNotExist) {
+		return false // unchanged after all, or gone: nothing to give back
 	}
-	f := recordFacts(now, time.Time{}, e.Kind == KindPIDFile, nil)
-	if f.err != nil {
-		return false
+	var f fileFacts
+	if err == nil && len(now) <= MaxRecordSize {
+		f = recordFacts(now, time.Time{}, e.Kind == KindPIDFile, nil)
+	}
+	if err != nil || len(now) > MaxRecordSize || f.err != nil {
+		e.Verdict, e.Action = procstate.Unknown, ActionKeep
+		e.Reason = "rewritten since it was judged, into what cannot be read as a record: put back, left for the next sweep"
+		return true
 	}
 	// Whoever wrote it just now gets it back if it is a live gateway; the
 	// gateway.lock rule is left out, since it may be mid-claim.
