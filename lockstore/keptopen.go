@@ -25,14 +25,21 @@ type keptOpen struct {
 	n    atomic.Int64
 }
 
-// take reserves room for one more file kept open, if there is room.
+// take reserves room for one more file kept open, if there is room. It
+// never counts past the bound, not even for a moment: an add taken back
+// once over it refused, meanwhile, a take beside it that had room, and
+// showed the store over its bound to whoever looked.
 func (k *keptOpen) take() bool {
 	k.once.Do(func() { k.max = int64(min(maxKeptOpen, safefs.SpareDescriptors())) })
-	if k.n.Add(1) > k.max {
-		k.n.Add(-1)
-		return false
+	for {
+		n := k.n.Load()
+		if n >= k.max {
+			return false
+		}
+		if k.n.CompareAndSwap(n, n+1) {
+			return true
+		}
 	}
-	return true
 }
 
 func (k *keptOpen) put() { k.n.Add(-1) }
