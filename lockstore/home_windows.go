@@ -27,7 +27,23 @@ func sameHome(a, b string) (same bool, unknown string) {
 	if unknown := raisesOn(loopA || loopB); unknown != "" {
 		return false, unknown
 	}
-	return homesFoldEqual(ca, cb), ""
+	return homesFoldEqual(ca, cb) || sameDir(ca, cb), ""
+}
+
+// sameDir reports two paths that both name one existing directory. Python's
+// realpath asks Windows for each path's final name
+// (GetFinalPathNameByHandle), which sees through what EvalSymlinks leaves
+// as it is: a junction (Go 1.23 on), a drive made by subst, a mapped
+// network drive. One folder is one final name, so such spellings are one
+// home to Hermes, and judging them two would make a live gateway's records
+// another home's, and stale.
+func sameDir(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 // canonical resolves symbolic links where it can, as Python's
