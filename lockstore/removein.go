@@ -58,6 +58,9 @@ func (s *Store) asideIn(ctx context.Context, ld *safefs.Dir, bin *sweepBin, name
 		s.fail(e, "rename", err)
 		return
 	}
+	if s.afterMove != nil {
+		s.afterMove(e.Path)
+	}
 	// As in remove: an unchanged stamp proves nobody replaced or rewrote
 	// the file since it was judged.
 	st, err := to.Stamp(aside)
@@ -74,8 +77,7 @@ func (s *Store) asideIn(ctx context.Context, ld *safefs.Dir, bin *sweepBin, name
 	if err != nil || !st.Same(e.stamp) {
 		now, _, err := to.Read(aside, MaxRecordSize+1)
 		if s.claimedSince(ctx, now, err, e) {
-			_ = to.LinkTo(aside, ld, name) // fails harmlessly if a newer file took the name
-			_ = to.Remove(aside)
+			s.giveBack(e, name, asideName(to, ld, aside), func(n string) error { return moveNoReplaceIn(to, aside, ld, n) })
 			return
 		}
 	}

@@ -97,6 +97,10 @@ type Store struct {
 	// checked (and locked, in the lock dir) and before its name is moved
 	// aside: the window in which the name may come to hold another file.
 	beforeMove func(path string)
+	// afterMove, set only by tests, runs once the name was moved aside and
+	// before the file moved is stamped again: the window in which the
+	// name is free for another file.
+	afterMove func(path string)
 }
 
 // New returns a Store over l.

@@ -364,6 +364,9 @@ func (s *Store) remove(ctx context.Context, root *os.Root, name string, e *judge
 		s.fail(e, "rename", err)
 		return
 	}
+	if s.afterMove != nil {
+		s.afterMove(e.Path)
+	}
 	// The rename keeps the inode: an unchanged stamp proves nobody
 	// replaced or rewrote the file since it was judged, without reading it.
 	st, err := safefs.RootStamp(root, stale)
@@ -375,8 +378,7 @@ func (s *Store) remove(ctx context.Context, root *os.Root, name string, e *judge
 	if err != nil || !st.Same(e.stamp) {
 		now, _, err := safefs.ReadRoot(root, stale, MaxRecordSize+1)
 		if s.claimedSince(ctx, now, err, e) {
-			_ = root.Link(stale, name) // fails harmlessly if a newer file took the name
-			_ = safefs.RemoveIn(root, stale)
+			s.giveBack(e, name, stale, func(n string) error { return moveNoReplace(root, stale, n) })
 			return
 		}
 	}
@@ -417,6 +419,21 @@ func (s *Store) putBack(e *judged, kept, aside string, err error) {
 	e.Reason = "replaced by another file just before it was moved aside: put back, left alone for the next sweep"
 	if base := filepath.Base(e.Path); kept != base {
 		e.Reason = "replaced by another file just before it was moved aside, and its name taken again since: kept as " + kept
+	}
+}
+
+// giveBack moves a file claimedSince gave back, aside as aside since its
+// move, to its name, never replacing a file; if a newer file took the
+// name meanwhile, to the first free name keepAs finds beside it, which no
+// sweep judges or removes, and the entry says so. A claim is never
+// deleted for want of its name: it was a live gateway's.
+func (s *Store) giveBack(e *judged, name, aside string, move func(dst string) error) {
+	kept, err := keepAs(name, move)
+	switch {
+	case err != nil:
+		s.fail(e, "put back", fmt.Errorf("changed since it was judged and to be given back, but it could not be moved back, so it is at %s: move it back by hand before a later sweep removes it as a leftover: %w", aside, err))
+	case kept != name:
+		e.Reason += "; its name was taken meanwhile, so it is kept as " + kept
 	}
 }
 
