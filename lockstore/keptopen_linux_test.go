@@ -101,26 +101,9 @@ func TestSweepClosesWhatItKeptOpen(t *testing.T) {
 			}
 			holder.Close()
 			holder = nil
-			if open := openUnder(t, filepath.Dir(l.LockDir)); len(open) > 0 {
+			if open := openFilesUnder(t, filepath.Dir(l.LockDir)); len(open) > 0 {
 				t.Errorf("still open after the sweep: %v", open)
 			}
 		})
 	}
-}
-
-// openUnder lists the files this process has open under dir.
-func openUnder(t *testing.T, dir string) []string {
-	t.Helper()
-	fds, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, fd := range fds {
-		p, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name()))
-		if err == nil && strings.HasPrefix(p, dir+string(filepath.Separator)) {
-			out = append(out, p)
-		}
-	}
-	return out
 }
