@@ -19,13 +19,7 @@ import (
 // 2026-12-07 the put-back's link failed quietly and the claim was deleted.
 func TestSweepKeepsAClaimWhoseNameWasTaken(t *testing.T) {
 	live := startProc(t, "block", true)
-	for _, where := range []struct {
-		name string
-		path func(Layout) string
-	}{
-		{"lock dir", func(l Layout) string { return l.ScopedLock("telegram-bot-token", "a") }},
-		{"home", func(l Layout) string { return l.PIDFile() }},
-	} {
+	for _, where := range judgedInodeWhere {
 		t.Run(where.name, func(t *testing.T) {
 			s, l := newStore(t)
 			path := where.path(l)

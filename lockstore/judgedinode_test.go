@@ -12,8 +12,9 @@ import (
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
-// judgedInodeWhere are the two directories whose files a quarantine and a
-// release act on: the lock dir's token lock and the home's pid file.
+// judgedInodeWhere are the two directories whose files a sweep, a
+// quarantine and a release act on, each in its own way: the lock dir's
+// token lock (through the bin) and the home's pid file (through .stale).
 var judgedInodeWhere = []struct {
 	name string
 	path func(Layout) string

@@ -25,13 +25,7 @@ type raceReplacement struct {
 // name, untouched, and is left for the next sweep.
 func TestSweepRaceAfterTheHold(t *testing.T) {
 	live := startProc(t, "block", true)
-	for _, where := range []struct {
-		name string
-		path func(Layout) string
-	}{
-		{"lock dir", func(l Layout) string { return l.ScopedLock("telegram-bot-token", "a") }},
-		{"home", func(l Layout) string { return l.PIDFile() }},
-	} {
+	for _, where := range judgedInodeWhere {
 		cases := []raceReplacement{
 			{"a dead owner's record", func(t *testing.T, path string, l Layout) []byte {
 				return writeRecord(t, path, deadIdentity(t), l.Home)
