@@ -2,11 +2,13 @@ package chaos
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -137,11 +139,30 @@ func (c *counts) add(r count) {
 // conformance suite owns.
 const conformanceHeading = "## Conformance with Hermes' own judging code"
 
+// scenarioNumber is the number a scenario's name starts with ("7b. ..."
+// is 7), or one past any for a name without one, which then comes last.
+func scenarioNumber(name string) int {
+	n, i := 0, 0
+	for ; i < len(name) && name[i] >= '0' && name[i] <= '9'; i++ {
+		n = n*10 + int(name[i]-'0')
+	}
+	if i == 0 {
+		return math.MaxInt
+	}
+	return n
+}
+
 func (c *counts) write(path string) error {
 	c.mu.Lock()
 	rows := slices.Clone(c.rows)
 	c.mu.Unlock()
-	slices.SortFunc(rows, func(a, b count) int { return strings.Compare(a.Scenario, b.Scenario) })
+	slices.SortFunc(rows, func(a, b count) int {
+		// "10. ..." after "9. ...", not after "1. ...".
+		if c := cmp.Compare(scenarioNumber(a.Scenario), scenarioNumber(b.Scenario)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Scenario, b.Scenario)
+	})
 	var b bytes.Buffer
 	b.WriteString(reportHead)
 	cmd := []string{"go test -race ./internal/testsuite/chaos -args"}
