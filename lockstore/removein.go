@@ -63,21 +63,18 @@ func (s *Store) asideIn(ctx context.Context, ld *safefs.Dir, bin *sweepBin, name
 	}
 	// As in remove: an unchanged stamp proves nobody replaced or rewrote
 	// the file since it was judged.
+	// Whatever goes back goes as moveNoReplaceIn moves it: never
+	// replacing a file, under its name or else beside it.
+	back := func(n string) error { return moveNoReplaceIn(to, aside, ld, n) }
 	st, err := to.Stamp(aside)
 	if err == nil && !st.SameFile(e.stamp) || errors.Is(err, safefs.ErrNotRegular) {
-		// Linked back, never replacing: under its name, or else beside
-		// it, where no sweep removes it.
-		kept, err := keepAs(name, func(n string) error { return to.LinkTo(aside, ld, n) })
-		if err == nil {
-			_ = to.Remove(aside)
-		}
-		s.putBack(e, kept, asideName(to, ld, aside), err)
+		s.putBack(e, name, asideName(to, ld, aside), back)
 		return
 	}
 	if err != nil || !st.Same(e.stamp) {
 		now, _, err := to.Read(aside, MaxRecordSize+1)
 		if s.claimedSince(ctx, now, err, e) {
-			s.giveBack(e, name, asideName(to, ld, aside), func(n string) error { return moveNoReplaceIn(to, aside, ld, n) })
+			s.giveBack(e, name, asideName(to, ld, aside), back)
 			return
 		}
 	}

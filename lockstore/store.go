@@ -230,6 +230,8 @@ func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin 
 	}
 	handleBatch := func(js []judged, w int) {
 		handle(js, w)
+		// What act did not hand to its removal (one that failed before
+		// it, as a directory that could not be opened): closed now.
 		for i := range js {
 			s.closeOpen(&js[i])
 		}

@@ -369,16 +369,16 @@ func (s *Store) remove(ctx context.Context, root *os.Root, name string, e *judge
 	}
 	// The rename keeps the inode: an unchanged stamp proves nobody
 	// replaced or rewrote the file since it was judged, without reading it.
+	back := func(n string) error { return moveNoReplace(root, stale, n) }
 	st, err := safefs.RootStamp(root, stale)
 	if err == nil && !st.SameFile(e.stamp) || errors.Is(err, safefs.ErrNotRegular) {
-		kept, err := keepAs(name, func(n string) error { return moveNoReplace(root, stale, n) })
-		s.putBack(e, kept, stale, err)
+		s.putBack(e, name, stale, back)
 		return
 	}
 	if err != nil || !st.Same(e.stamp) {
 		now, _, err := safefs.ReadRoot(root, stale, MaxRecordSize+1)
 		if s.claimedSince(ctx, now, err, e) {
-			s.giveBack(e, name, stale, func(n string) error { return moveNoReplace(root, stale, n) })
+			s.giveBack(e, name, stale, back)
 			return
 		}
 	}
@@ -403,36 +403,41 @@ func keepAs(name string, move func(string) error) (string, error) {
 	return firstFree(name+replacedSuffix, move)
 }
 
-// putBack records what became of a file that took the name of the one
-// judged between its last check and its move aside (as aside): never
-// judged, it was moved back, never replacing a file, as kept (err nil),
-// its own name or, were that taken again, a name keepAs found, and is left
-// for the next sweep, as a file replaced before the check is; else it is
-// still at aside, where a later sweep takes it for a leftover, and the
-// entry says so.
-func (s *Store) putBack(e *judged, kept, aside string, err error) {
+// moveBack gives a file aside since its move (as aside) its name back
+// with move, which never replaces a file, or else the first free name
+// keepAs finds beside it, which no sweep judges or removes, and returns
+// the name it got. Where the file cannot be moved at all, the entry is an
+// error that says why it was to go back (why) and where it lies, and ok
+// is false: a later sweep takes it there for a leftover.
+func (s *Store) moveBack(e *judged, name, aside, why string, move func(dst string) error) (kept string, ok bool) {
+	kept, err := keepAs(name, move)
 	if err != nil {
-		s.fail(e, "put back", fmt.Errorf("another file took its name just before it was moved aside as %s, and it could not be moved back; move it back by hand before a later sweep removes it as a leftover: %w", aside, err))
+		s.fail(e, "put back", fmt.Errorf("%s, and it could not be moved back, so it is at %s: move it back by hand before a later sweep removes it as a leftover: %w", why, aside, err))
+		return "", false
+	}
+	return kept, true
+}
+
+// putBack moves back a file that took the name of the one judged between
+// its last check and its move aside: never judged, it is left for the
+// next sweep, as a file replaced before the check is, and the entry says
+// under which name.
+func (s *Store) putBack(e *judged, name, aside string, move func(dst string) error) {
+	kept, ok := s.moveBack(e, name, aside, "another file took its name just before it was moved aside", move)
+	if !ok {
 		return
 	}
 	e.Verdict, e.Action = procstate.Unknown, ActionKeep
 	e.Reason = "replaced by another file just before it was moved aside: put back, left alone for the next sweep"
-	if base := filepath.Base(e.Path); kept != base {
+	if kept != name {
 		e.Reason = "replaced by another file just before it was moved aside, and its name taken again since: kept as " + kept
 	}
 }
 
-// giveBack moves a file claimedSince gave back, aside as aside since its
-// move, to its name, never replacing a file; if a newer file took the
-// name meanwhile, to the first free name keepAs finds beside it, which no
-// sweep judges or removes, and the entry says so. A claim is never
+// giveBack moves back a file claimedSince gave back. A claim is never
 // deleted for want of its name: it was a live gateway's.
 func (s *Store) giveBack(e *judged, name, aside string, move func(dst string) error) {
-	kept, err := keepAs(name, move)
-	switch {
-	case err != nil:
-		s.fail(e, "put back", fmt.Errorf("changed since it was judged and to be given back, but it could not be moved back, so it is at %s: move it back by hand before a later sweep removes it as a leftover: %w", aside, err))
-	case kept != name:
+	if kept, ok := s.moveBack(e, name, aside, "changed since it was judged and to be given back", move); ok && kept != name {
 		e.Reason += "; its name was taken meanwhile, so it is kept as " + kept
 	}
 }
