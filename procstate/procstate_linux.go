@@ -27,6 +27,13 @@ const pidZeroExists = false
 
 // readLive reads state and start time from one /proc/<pid>/stat read.
 func readLive(_ context.Context, pid int) (liveState, error) {
+	// A lock dir of stale files names mostly dead pids. kill(2) says so
+	// in a tenth of the time a failed /proc lookup takes, and on the same
+	// answer Hermes' _pid_exists calls the pid dead (psutil.pid_exists
+	// asks kill(pid, 0) first).
+	if !processExists(pid) {
+		return liveState{}, NoProcess(pid)
+	}
 	var buf [512]byte
 	b, err := readProc(procPath(pid, "stat"), buf[:])
 	if err != nil {
