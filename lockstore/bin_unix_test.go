@@ -297,12 +297,10 @@ func TestDryRunMakesNoBin(t *testing.T) {
 	}
 }
 
-// TestSweepManyBatches sweeps a lock dir of several batches, judged ahead
-// while the one before is acted on: every file is judged exactly once,
-// every stale one goes, every live one stays, and the bin ends empty.
-// With every bound on the workers, acts never run on more goroutines
-// than they may while judging runs too (Store.shared), plus the judge's
-// own once it is ahead and helps.
+// TestSweepManyBatches sweeps a lock dir of several batches: every file
+// is judged exactly once, every stale one goes, every live one stays, and
+// the bin ends empty. With every bound on the workers, files are never
+// judged or acted on on more goroutines at once than the bound.
 func TestSweepManyBatches(t *testing.T) {
 	live := startProc(t, "block", true)
 	dead := deadIdentity(t)
@@ -310,15 +308,7 @@ func TestSweepManyBatches(t *testing.T) {
 		t.Run("workers="+strconv.Itoa(w), func(t *testing.T) {
 			s, l := newStore(t)
 			s.WithWorkers(w)
-			// At most one worker: no judging ahead, one file at a time.
-			acts, busy := 1, 1
-			if s.workers() >= 2 {
-				// The acting workers, and the judge once it is ahead
-				// and helps them; never more goroutines than judging
-				// and acting have between them.
-				judge, act := s.shared()
-				acts, busy = act+1, judge+act
-			}
+			acts, busy := s.workers(), s.workers()
 			var inAct, mostAct, in, most atomic.Int32
 			count := func(n *atomic.Int32, m *atomic.Int32) func() {
 				c := n.Add(1)

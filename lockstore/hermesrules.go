@@ -79,10 +79,12 @@ const (
 // the command lines the supervisor itself starts (they count as
 // gateways), and one look at each pid the records name.
 type rules struct {
-	home  string
-	now   time.Time
-	own   [][]string
+	home string
+	now  time.Time
+	own  [][]string
+	// procs are fixed looks at pids (a test's); the rest are looks's.
 	procs map[int]procFacts
+	looks *looker
 	// expand is os.path.expanduser as Hermes' process would apply it to
 	// a recorded hermes_home (ok false: it cannot be reproduced); nil
 	// leaves it as written.
@@ -204,8 +206,11 @@ func (r *rules) otherProfile(argv []string) bool {
 func (r *rules) live(h hermesRecord) (procstate.Live, *ruling) {
 	p, rl := r.settled(h)
 	if rl == nil && p.argvUnread {
-		// rulesOn reads it for every record that gets here: a guard, so
-		// that a pid it missed can never make a file look unowned.
+		p = r.look(h.PID, true)
+	}
+	if rl == nil && p.argvUnread {
+		// A guard: a pid whose command line was not read can never make
+		// a file look unowned.
 		k := keep(procstate.Unknown, "its command line was not read; kept")
 		rl = &k
 	}
@@ -225,7 +230,7 @@ func (r *rules) settled(h hermesRecord) (procFacts, *ruling) {
 		rl := stale(procstate.Dead, "names no pid")
 		return procFacts{}, &rl
 	}
-	p := r.look(h.PID)
+	p := r.look(h.PID, false)
 	l, err := p.live, p.err
 	var rl ruling
 	switch {

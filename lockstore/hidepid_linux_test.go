@@ -29,9 +29,9 @@ import (
 // (before 5.8 hidepid belonged to a pid namespace's procfs, so mounting
 // the host's with it would change the host's /proc). There it mounts that
 // /proc with hidepid=2, starts a live root process and writes lock dirs
-// naming it, and runs itself a third time as nobody, who sweeps them: one
-// pid looked up by name, and one among enough dead pids that the sweep
-// lists /proc instead.
+// naming it, and runs itself a third time as nobody, who sweeps them: the
+// hidden pid beside one dead pid, and among enough dead pids that the
+// sweep judges them on several goroutines.
 func TestHiddenProcessIsNotDead(t *testing.T) {
 	switch os.Getenv("LOCKSTORE_HIDEPID") {
 	case "namespace":
@@ -57,14 +57,14 @@ func TestHiddenProcessIsNotDead(t *testing.T) {
 	t.Logf("%s", out)
 }
 
-// hidepidCases are the lock dirs swept: the hidden pid looked up by name,
-// and among pidTableMin dead pids, through the listing of /proc.
+// hidepidCases are the lock dirs swept: the hidden pid beside one dead
+// pid, and among enough dead pids to be judged on several goroutines.
 var hidepidCases = []struct {
 	name string
 	dead int
 }{
-	{"by-name", 1},
-	{"listed", pidTableMin},
+	{"alone", 1},
+	{"among-many", 4 * fileItems},
 }
 
 // hidepidNamespace is the second run: root, pid 1 of its own pid and

@@ -12,10 +12,11 @@ import (
 // (safefs.HoldOpened) instead of opening and stamping the name again: two
 // of a stale file's eleven system calls, about 8% of a sweep here.
 
-// maxKeptOpen bounds the files kept open at once: the stale files of the
-// few batches a sweep has between judging and acting (see judgeBatch and
-// aheadOf). Beyond it, or beyond safefs.SpareDescriptors, a file is read
-// and closed, and its removal opens it again.
+// maxKeptOpen bounds the files a store's sweeps keep open at once. A
+// sweep keeps one per goroutine it keeps busy, from a file's read to its
+// removal; the bound holds however many sweeps run at once. Beyond it,
+// or beyond safefs.SpareDescriptors, a file is read and closed, and its
+// removal opens it again.
 const maxKeptOpen = 3 * judgeBatch
 
 // keptOpen counts the files a store's sweeps keep open.

@@ -38,7 +38,7 @@ func (s *Store) Running(ctx context.Context) (Entry, bool) {
 	h := s.readHome()
 	state, found := s.readRecord(s.layout.StateFile(), KindState, false, false)
 	st := readable(state, found)
-	s.judgeHome(s.rules(ctx, &h.lock.facts, &h.pid.facts, &state.facts), &h, st)
+	s.judgeHome(s.rules(ctx), &h, st)
 	return running(&h, state, st)
 }
 

@@ -161,7 +161,7 @@ func entries(js []judged) []Entry {
 func (s *Store) judgeAll(ctx context.Context) ([]judged, error) {
 	var out []judged
 	home := -1
-	_, err := s.judgeEach(ctx, false, nil, nil, nil, nil, true, func(js []judged, _ int) {
+	_, err := s.judgeEach(ctx, nil, nil, nil, true, nil, func(js []judged) {
 		out = append(out, js...)
 		if home < 0 {
 			home = len(out)
@@ -177,30 +177,40 @@ const judgeBatch = 2048
 
 // judgeEach judges every file (without leftovers, all but the home's and
 // the bin's leftovers), the home's first, then the lock dir's in
-// batches of judgeBatch as they are listed, and hands each batch to f,
-// which must not keep the slice once it returns (the lock dir's batches
-// are reused; see batches). The error joins every file's. With acting,
-// the caller acts on every batch: a token lock it would move is then
-// probed for a holder only just before the move (removeIn), not also
-// here. ld, when not nil, is the lock dir the caller acts in: its files
-// are read through it, so that what is judged is in the directory acted
-// on.
-//
-// With a bin, the caller's acts rename into it and add no name to the
-// lock dir, so the next batch is listed and judged while f acts on this
-// one: no name the sweep itself made can be listed. On two cores the
-// judging, reads and parsing, then fits beside the renames, which take
-// turns on the lock dir's own lock; the two share the store's workers
-// while both run (aheadOf). The bin's own leftovers come last, in a batch
-// of their own.
-func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin *sweepBin, rel released, cr *crews, leftovers bool, f func(js []judged, w int)) (*Entry, error) {
+// batches of judgeBatch as they are listed, and the bin's own leftovers
+// last, and hands each batch to f, which must not keep the slice once it
+// returns (the lock dir's batches are reused; see batch). With act, an
+// acting sweep's, each file is acted on as soon as it is judged, on the
+// goroutine that judged it: a sweep is then one pass over the files on
+// the store's workers, as the bare system calls of one would be, with no
+// goroutine waiting for the others between judging and acting. A token
+// lock act would move is then probed for a holder only just before the
+// move (removeIn), not also here. ld, when not nil, is the lock dir the
+// caller acts in: its files are read through it, so that what is judged
+// is in the directory acted on. The error joins every file's, as judged
+// or as acted on.
+func (s *Store) judgeEach(ctx context.Context, ld *safefs.Dir, bin *sweepBin, rel released, leftovers bool, act func(e *judged), f func(js []judged)) (*Entry, error) {
 	var errs []error
 	w := s.workers()
+	done := func(js []judged) {
+		for _, e := range js {
+			if e.Err != nil {
+				errs = append(errs, e.Err)
+			}
+		}
+		f(js)
+	}
+	actOn := func(js []judged) {
+		if act != nil {
+			parallelBy(w, len(js), fileItems, func(i int) { act(&js[i]) })
+		}
+	}
 	home, runs, err := s.judgeHomeFiles(ctx, rel, leftovers)
 	if err != nil {
 		errs = append(errs, err)
 	}
-	f(home, w)
+	actOn(home)
+	done(home)
 	if slices.ContainsFunc(home, stillThere) {
 		// Judged as if it were gone, it is not: replaced since it was
 		// read, held, or not removable. Whether a gateway runs there is
@@ -216,35 +226,11 @@ func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin 
 			}
 		}
 	}
-	handle := func(js []judged, w int) {
-		for _, e := range js {
-			if e.Err != nil {
-				errs = append(errs, e.Err)
-			}
-		}
-		f(js, w)
-	}
-	var spare batches
-	judge := func(names []string, w int) []judged {
-		return s.judgeLockFiles(ctx, w, spare.get(len(names)), names, acting, ld, rel, cr.judgingLobby())
-	}
-	handleBatch := func(js []judged, w int) {
-		handle(js, w)
-		// What act did not hand to its removal (one that failed before
-		// it, as a directory that could not be opened): closed now.
-		for i := range js {
-			s.closeOpen(&js[i])
-		}
-		spare.put(js)
-	}
-	if bin == nil || w < 2 {
-		err = s.eachLockDirBatch(ld, judgeBatch, func(names []string) { handleBatch(judge(names, w), w) })
-	} else {
-		judgeW, actW := s.shared()
-		each, end := aheadOf(w, judgeW, actW, cr.judgingLobby(), cr.actingLobby(), judge, handleBatch)
-		err = s.eachLockDirBatch(ld, judgeBatch, each)
-		end()
-	}
+	var b batch
+	err = s.eachLockDirBatch(ld, judgeBatch, func(names []string) {
+		done(s.judgeLockFiles(ctx, w, b.get(len(names)), names, ld, rel, act))
+		b.done()
+	})
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -255,7 +241,8 @@ func (s *Store) judgeEach(ctx context.Context, acting bool, ld *safefs.Dir, bin 
 	if left, err := s.binLeftovers(bin); err != nil {
 		errs = append(errs, err)
 	} else if len(left) > 0 {
-		handle(left, w)
+		actOn(left)
+		done(left)
 	}
 	return runs, errors.Join(errs...)
 }
@@ -270,6 +257,8 @@ func stillThere(e judged) bool {
 // markers and, with leftovers, the home's leftovers. runs is the gateway
 // that runs in the home as Running finds it, nil for none. A gateway.pid
 // of rel is released, and the rest judged as if it were gone already.
+// The error is the listing's of the home's leftovers: each file's own
+// is in its entry.
 func (s *Store) judgeHomeFiles(ctx context.Context, rel released, leftovers bool) (_ []judged, runs *Entry, _ error) {
 	l := s.layout
 	var errs []error
@@ -296,7 +285,7 @@ func (s *Store) judgeHomeFiles(ctx context.Context, rel released, leftovers bool
 			errs = append(errs, err)
 		}
 	}
-	r := s.rules(ctx, &h.lock.facts, &h.pid.facts, &state.facts)
+	r := s.rules(ctx)
 	st := readable(state, stateFound)
 	s.judgeHome(r, &h, st)
 	if e, ok := running(&h, state, st); ok {
@@ -322,64 +311,52 @@ func (s *Store) judgeHomeFiles(ctx context.Context, rel released, leftovers bool
 	add(state, stateFound)
 	out = append(out, markers...)
 	out = append(out, homeLeft...)
-	for _, e := range out {
-		if e.Err != nil {
-			errs = append(errs, e.Err)
-		}
-	}
 	return out, runs, errors.Join(errs...)
 }
 
 // judgeLockFiles judges the lock dir's files of names into lockFiles (as
 // many zeroed entries as names): Hermes' token locks by its rules (those
 // of rel released), leftovers by age; other names are not ours to judge.
-func (s *Store) judgeLockFiles(ctx context.Context, w int, lockFiles []judged, names []string, acting bool, ld *safefs.Dir, rel released, in *lobby) []judged {
+// With act, each file found is acted on as soon as it is judged.
+func (s *Store) judgeLockFiles(ctx context.Context, w int, lockFiles []judged, names []string, ld *safefs.Dir, rel released, act func(e *judged)) []judged {
+	acting := act != nil
 	found := make([]bool, len(names))
-	in.parallel(w, len(names), func(i int) {
+	r := s.rules(ctx)
+	parallelBy(w, len(names), fileItems, func(i int) {
 		p := filepath.Join(s.layout.LockDir, names[i])
 		if s.beforeJudge != nil {
 			s.beforeJudge(p)
 		}
+		e := &lockFiles[i]
 		switch n := names[i]; {
 		case isTokenLock(n):
-			lockFiles[i], found[i] = s.readRecordIn(ld, p, KindScopedLock, false, true, acting)
-			if found[i] {
-				rel.release(&lockFiles[i])
+			*e, found[i] = s.readRecordIn(ld, p, KindScopedLock, false, true, acting)
+			if !found[i] || rel.release(e) || e.Action == ActionError {
+				break
+			}
+			if acting {
+				// Probed by removeIn before any move: once is enough.
+				e.set(r.scopedLockFile(e.facts))
+			} else {
+				s.settle(e, r.scopedLockFile(e.facts))
 			}
 		case isLockDirLeftover(n):
-			lockFiles[i], found[i] = s.judgeLeftover(p)
+			*e, found[i] = s.judgeLeftover(p)
 		case len(rel) > 0 && strings.HasSuffix(n, ".lock"):
 			// Not Hermes' shape, so no sweep judges it; but a record of
 			// the exited gateway's all the same, which Release takes,
 			// read as Release reads it: no more than a record's size.
-			lockFiles[i], found[i] = rel.readReleasable(p, KindScopedLock, func(p string) ([]byte, safefs.FileStamp, error) {
+			*e, found[i] = rel.readReleasable(p, KindScopedLock, func(p string) ([]byte, safefs.FileStamp, error) {
 				if ld != nil {
 					return ld.Read(filepath.Base(p), MaxRecordSize+1)
 				}
 				return safefs.ReadRegular(p, MaxRecordSize+1)
 			})
 		}
-	})
-	facts := make([]*fileFacts, 0, len(names))
-	for i := range lockFiles {
-		if found[i] && lockFiles[i].Kind == KindScopedLock && !lockFiles[i].released {
-			facts = append(facts, &lockFiles[i].facts)
+		if found[i] && acting {
+			act(e)
 		}
-	}
-	r := s.rulesOn(ctx, w, facts...)
-	in.parallel(w, len(lockFiles), func(i int) {
-		e := &lockFiles[i]
-		switch {
-		case !found[i] || e.Kind != KindScopedLock || e.Action == ActionError || e.released:
-		case acting:
-			// Probed by removeIn before any move: once is enough.
-			e.set(r.scopedLockFile(e.facts))
-		default:
-			s.settle(e, r.scopedLockFile(e.facts))
-		}
-		if e.Action != ActionSweep && e.Action != ActionQuarantine {
-			s.closeOpen(e) // not acted on: no longer kept from other files
-		}
+		s.closeOpen(e) // kept, or not removed: no longer kept from other files
 	})
 	out := lockFiles[:0]
 	for i := range lockFiles {

@@ -906,32 +906,21 @@ func TestSweepReportsEachErrorOnce(t *testing.T) {
 	}
 }
 
-// TestWorkersAreShared: a store's bound is GOMAXPROCS unless set; a
-// bound store never keeps more goroutines busy judging and acting at
-// once than its bound, and neither is left none; an unbound one gives
-// each GOMAXPROCS.
-func TestWorkersAreShared(t *testing.T) {
+// TestWorkersBound: a store's bound is GOMAXPROCS unless set.
+func TestWorkersBound(t *testing.T) {
 	procs := runtime.GOMAXPROCS(0)
-	for _, tc := range []struct{ bound, workers, judge, act int }{
-		{bound: 0, workers: procs, judge: procs, act: procs},
-		{bound: 2, workers: 2, judge: 1, act: 1},
-		{bound: 3, workers: 3, judge: 2, act: 1},
-		{bound: 8, workers: 8, judge: 4, act: 4},
-	} {
-		s := (&Store{}).WithWorkers(tc.bound)
-		judge, act := s.shared()
-		if w := s.workers(); w != tc.workers || judge != tc.judge || act != tc.act {
-			t.Errorf("bound %d: %d workers, %d judge and %d act at once; want %d, %d, %d",
-				tc.bound, w, judge, act, tc.workers, tc.judge, tc.act)
+	for _, tc := range []struct{ bound, workers int }{{0, procs}, {-1, procs}, {1, 1}, {3, 3}} {
+		if w := (&Store{}).WithWorkers(tc.bound).workers(); w != tc.workers {
+			t.Errorf("bound %d: %d workers, want %d", tc.bound, w, tc.workers)
 		}
 	}
 }
 
-// TestRulesReadTheCommandLineOnlyWhereItDecides: a live pid whose every
-// record conflicts on start time is settled by one read, without its
-// command line; one that some record leaves to the command line has it
-// read; and a record judged on a look whose command line was not read is
-// kept, never swept on it.
+// TestRulesReadTheCommandLineOnlyWhereItDecides: a live pid whose records
+// all conflict on start time is settled by one read, without its command
+// line; one that a record leaves to the command line has it read; and a
+// record judged on a look whose command line was never read (rules with
+// fixed looks and no looker) is kept, never swept on it.
 func TestRulesReadTheCommandLineOnlyWhereItDecides(t *testing.T) {
 	s, l := newStore(t)
 	reused := startProc(t, "block", true)
@@ -942,50 +931,58 @@ func TestRulesReadTheCommandLineOnlyWhereItDecides(t *testing.T) {
 		id.StartTime = &st
 		return id
 	}
-	var fs []*fileFacts
-	for _, id := range []procstate.Identity{later(reused), later(mixed), mixed, dead} {
-		fs = append(fs, factsOf(t, id, l.Home))
-	}
-	r := s.rulesOn(context.Background(), 2, fs...)
-	if p := r.procs[reused.PID]; !p.argvUnread || p.live.Argv != nil || p.err != nil {
-		t.Errorf("a pid only named with another start time: argvUnread %v, argv %q, err %v; want its command line unread", p.argvUnread, p.live.Argv, p.err)
-	}
-	if p := r.procs[mixed.PID]; p.argvUnread || !procstate.ArgvMatches(mixed.Argv, p.live.Argv) {
-		t.Errorf("a pid one record names with its own start time: argvUnread %v, argv %q; want %q", p.argvUnread, p.live.Argv, mixed.Argv)
-	}
-	if p := r.procs[dead.PID]; !errors.Is(p.err, procstate.ErrNoProcess) || p.argvUnread {
-		t.Errorf("a dead pid: err %v, argvUnread %v", p.err, p.argvUnread)
-	}
-	for _, d := range []decision{r.scopedLockFile(*fs[1]), r.scopedLockFile(*fs[0])} {
-		if d.action != ActionSweep || d.verdict != procstate.Reused {
-			t.Errorf("a record with another start time: %s/%s (%s), want reused/sweep", d.verdict, d.action, d.reason)
+	r := s.rules(context.Background())
+	for _, tt := range []struct {
+		name    string
+		id      procstate.Identity
+		verdict procstate.Verdict
+		action  Action
+	}{
+		{"reused's pid, another start time", later(reused), procstate.Reused, ActionSweep},
+		{"mixed's pid, another start time", later(mixed), procstate.Reused, ActionSweep},
+		{"mixed's own record", mixed, procstate.Alive, ActionKeep},
+		{"a dead pid", dead, procstate.Dead, ActionSweep},
+	} {
+		if d := r.scopedLockFile(*factsOf(t, tt.id, l.Home)); d.action != tt.action || d.verdict != tt.verdict {
+			t.Errorf("%s: %s/%s (%s), want %s/%s", tt.name, d.verdict, d.action, d.reason, tt.verdict, tt.action)
 		}
 	}
-	if d := r.scopedLockFile(*fs[2]); d.action != ActionKeep || d.verdict != procstate.Alive {
-		t.Errorf("the record mixed wrote: %s/%s (%s), want alive/keep", d.verdict, d.action, d.reason)
+	// reused runs and its command line can be read: none was, so none
+	// was read.
+	if p := r.looks.pids[reused.PID]; p == nil || p.argv != nil || p.facts.err != nil {
+		t.Errorf("a pid only named with another start time: %+v; want it glanced at, its command line unread", p)
 	}
-	// reused's own record, which the rules were not built for: its
-	// command line was never read, and a gateway-less record would
-	// otherwise be swept as "command line unreadable".
+	if p := r.looks.pids[mixed.PID]; p == nil || !procstate.ArgvMatches(mixed.Argv, p.argv) {
+		t.Errorf("a pid one record names with its own start time: %+v; want its command line %q read", p, mixed.Argv)
+	}
+	if p := r.looks.pids[dead.PID]; p == nil || !errors.Is(p.facts.err, procstate.ErrNoProcess) || p.argv != nil {
+		t.Errorf("a dead pid: %+v", p)
+	}
+	// The guard: a look without its command line decides nothing that
+	// the command line would. Without it, this gateway-less record of a
+	// live pid would be swept as "command line unreadable".
+	fixed := &rules{home: l.Home, now: time.Now(), procs: map[int]procFacts{
+		reused.PID: {live: procstate.Live{PID: reused.PID, StartTime: reused.StartTime}, argvUnread: true},
+	}}
 	own := reused
 	own.Argv = []string{"python3", "gw.py"}
 	f := *factsOf(t, own, l.Home)
-	for name, d := range map[string]decision{"scoped lock": r.scopedLockFile(f), "pid file": r.pidFile(f, lockNone, nil, false)} {
+	for name, d := range map[string]decision{"scoped lock": fixed.scopedLockFile(f), "pid file": fixed.pidFile(f, lockNone, nil, false)} {
 		if d.action != ActionKeep || d.verdict != procstate.Unknown {
 			t.Errorf("%s judged on an unread command line: %s/%s (%s), want unknown/keep", name, d.verdict, d.action, d.reason)
 		}
 	}
 }
 
-// TestRulesReadTheCommandLineOnParallelLooks: with more pids than one
-// goroutine looks at, the second pass still reads the command line of
-// each pid that needs it, and of no other: every gateway's own record is
-// kept, every reused pid's swept.
-func TestRulesReadTheCommandLineOnParallelLooks(t *testing.T) {
+// TestRulesLookOnManyGoroutines: records judged at once on several
+// goroutines, two per pid, as a sweep's pass judges them: one look per
+// pid, its command line read only where a record needs it, and every
+// gateway's own record kept, every reused pid's swept.
+func TestRulesLookOnManyGoroutines(t *testing.T) {
 	s, l := newStore(t)
 	var fs []*fileFacts
 	var own, reused []procstate.Identity
-	for i := range 2*lookItems + 2 {
+	for i := range 2*fileItems + 2 {
 		id := startProc(t, "block", i%2 == 0)
 		if i%2 == 0 {
 			own = append(own, id)
@@ -994,25 +991,30 @@ func TestRulesReadTheCommandLineOnParallelLooks(t *testing.T) {
 			id.StartTime = &st
 			reused = append(reused, id)
 		}
-		fs = append(fs, factsOf(t, id, l.Home))
+		fs = append(fs, factsOf(t, id, l.Home), factsOf(t, id, l.Home))
 	}
-	r := s.rulesOn(context.Background(), 2, fs...)
+	r := s.rules(context.Background())
+	ds := make([]decision, len(fs))
+	parallelBy(4, len(fs), 1, func(i int) { ds[i] = r.scopedLockFile(*fs[i]) })
+	if len(r.looks.pids) != len(own)+len(reused) {
+		t.Errorf("%d looks for %d pids", len(r.looks.pids), len(own)+len(reused))
+	}
 	for _, id := range own {
-		if p := r.procs[id.PID]; p.argvUnread || !procstate.ArgvMatches(id.Argv, p.live.Argv) {
-			t.Errorf("pid %d, its own record: argvUnread %v, argv %q; want %q", id.PID, p.argvUnread, p.live.Argv, id.Argv)
+		if p := r.looks.pids[id.PID]; p == nil || !procstate.ArgvMatches(id.Argv, p.argv) {
+			t.Errorf("pid %d, its own record: %+v; want its command line %q read", id.PID, p, id.Argv)
 		}
 	}
 	for _, id := range reused {
-		if p := r.procs[id.PID]; !p.argvUnread || p.live.Argv != nil {
-			t.Errorf("pid %d, only named with another start time: argvUnread %v, argv %q", id.PID, p.argvUnread, p.live.Argv)
+		if p := r.looks.pids[id.PID]; p == nil || p.argv != nil {
+			t.Errorf("pid %d, only named with another start time: %+v; want its command line unread", id.PID, p)
 		}
 	}
-	for i, f := range fs {
+	for i, d := range ds {
 		want := ActionKeep
-		if i%2 == 1 {
+		if i/2%2 == 1 {
 			want = ActionSweep
 		}
-		if d := r.scopedLockFile(*f); d.action != want {
+		if d.action != want {
 			t.Errorf("record %d: %s/%s (%s), want %s", i, d.verdict, d.action, d.reason, want)
 		}
 	}

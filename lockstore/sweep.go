@@ -122,26 +122,15 @@ func (s *Store) sweep(ctx context.Context, dryRun bool, k sweepKind, rel release
 	ld := dirs.ld // the lock dir's files are judged and acted on through it
 	bin := newSweepBin(dirs.bin)
 	sum := Summary{Actions: map[Action]int{}}
-	var cr *crews // acting sweeps share their workers between judging and acting
+	var act func(e *judged)
 	if !dryRun {
-		cr = new(crews)
+		// Each file's rename, re-check and unlink touch that file alone.
+		act = func(e *judged) { s.act(ctx, dirs, ld, bin, e, k != anySweep) }
 	}
-	var errs []error
 	changed, kept := 0, 0 // per-file lines logged of each budget
-	handle := func(js []judged, w int) {
-		judgedErr := make([]bool, len(js))
-		for i := range js {
-			judgedErr[i] = js[i].Err != nil
-		}
-		if !dryRun {
-			// Each file's rename, re-check and unlink touch that file alone.
-			cr.actingLobby().parallel(w, len(js), func(i int) { s.act(ctx, dirs, ld, bin, &js[i], k != anySweep) })
-		}
+	report := func(js []judged) {
 		for i := range js {
 			e := &js[i]
-			if !dryRun && e.Err != nil && e.Action == ActionError && !judgedErr[i] {
-				errs = append(errs, e.Err)
-			}
 			sum.Files++
 			sum.Actions[e.Action]++
 			if e.released {
@@ -167,7 +156,7 @@ func (s *Store) sweep(ctx context.Context, dryRun bool, k sweepKind, rel release
 			each(js)
 		}
 	}
-	runs, err := s.judgeEach(ctx, !dryRun, ld, bin, rel, cr, k != restartSweep, handle)
+	runs, err := s.judgeEach(ctx, ld, bin, rel, k != restartSweep, act, report)
 	sum.Took, sum.Running = s.now().Sub(began), runs
 	fields := []zapcore.Field{logfield.Int("files", sum.Files), logfield.Duration("took", sum.Took), logfield.Bool("dry_run", dryRun)}
 	for _, a := range []Action{ActionSwept, ActionSweep, ActionQuarantined, ActionQuarantine, ActionMarkStopped, ActionKeep, ActionOK, ActionError} {
@@ -186,7 +175,7 @@ func (s *Store) sweep(ctx context.Context, dryRun bool, k sweepKind, rel release
 		logf = s.log.Debug
 	}
 	logf("sweep done", fields...)
-	return sum, errors.Join(append([]error{err, derr}, errs...)...)
+	return sum, errors.Join(err, derr)
 }
 
 func (s *Store) logEntry(e Entry) {
@@ -464,7 +453,7 @@ func (s *Store) claimedSince(ctx context.Context, now []byte, err error, e *judg
 	}
 	// Whoever wrote it just now gets it back if it is a live gateway; the
 	// gateway.lock rule is left out, since it may be mid-claim.
-	rules := s.rules(ctx, &f)
+	rules := s.rules(ctx)
 	r := rules.runtimeRecord(f.rec)
 	if e.Kind == KindScopedLock {
 		r = rules.scopedRecord(f.rec)
