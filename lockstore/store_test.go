@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -902,6 +903,41 @@ func TestSweepReportsEachErrorOnce(t *testing.T) {
 		// errors.Join puts one error per line.
 		if !errors.As(err, &fe) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("dry run %v: want one error naming %s, got %v", dry, l.PIDFile(), err)
+		}
+	}
+}
+
+// TestSweepReportsEachActErrorOnce: a file acted on as soon as it is
+// judged has its action's error in the sweep's error once, whether it is
+// in the home or the lock dir, judged on one goroutine or several.
+func TestSweepReportsEachActErrorOnce(t *testing.T) {
+	for _, n := range []int{3, 2*fileItems + 2} {
+		s, l := newStore(t)
+		s.WithWorkers(2)
+		writeRecord(t, l.PIDFile(), deadIdentity(t), l.Home)
+		want := []string{l.PIDFile()}
+		for i := range n {
+			p := l.ScopedLock("telegram-bot-token", strconv.Itoa(i))
+			writeRecord(t, p, deadIdentity(t), l.Home)
+			want = append(want, p)
+		}
+		act := func(e *judged) {
+			if e.Action == ActionSweep {
+				s.fail(e, "remove", errors.New("injected"))
+			}
+		}
+		_, err := s.judgeEach(context.Background(), nil, nil, nil, false, act, func([]judged) {})
+		var lines []string
+		if err != nil {
+			lines = strings.Split(err.Error(), "\n")
+		}
+		for _, p := range want {
+			if c := strings.Count(err.Error(), p+": "); c != 1 {
+				t.Errorf("%d lock files: %s is in the error %d times, want once", n, filepath.Base(p), c)
+			}
+		}
+		if len(lines) != len(want) {
+			t.Errorf("%d lock files: %d errors, want %d:\n%v", n, len(lines), len(want), err)
 		}
 	}
 }
