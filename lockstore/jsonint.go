@@ -18,6 +18,9 @@ const maxIntDigits = 4300
 // Where text is no valid JSON it may find one Python never reaches, which
 // only keeps more.
 func longInteger(text []byte) bool {
+	if len(text) <= maxIntDigits {
+		return false // no room for so many digits: every record Hermes writes
+	}
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		if c == '"' {
