@@ -31,7 +31,9 @@ var errNotLooked = errors.New("process not looked at")
 // asks about it, however many goroutines judge: a lock dir of stale files
 // names the same few live pids over and over. Looking as the rules ask,
 // rather than at every pid named before any rule runs, lets a sweep
-// judge and act on each file in one pass.
+// judge and act on each file at once. A looker is made only once every
+// record it judges has been read: a look judges only records read
+// before it (see judgeLockFiles).
 type looker struct {
 	ctx    context.Context
 	prober *procstate.Prober

@@ -181,11 +181,12 @@ const judgeBatch = 2048
 // last, and hands each batch to f, which must not keep the slice once it
 // returns (the lock dir's batches are reused; see batch). With act, an
 // acting sweep's, each file is acted on as soon as it is judged, on the
-// goroutine that judged it: a sweep is then one pass over the files on
-// the store's workers, as the bare system calls of one would be, with no
-// goroutine waiting for the others between judging and acting. A token
-// lock act would move is then probed for a holder only just before the
-// move (removeIn), not also here. ld, when not nil, is the lock dir the
+// goroutine that judged it: a batch is read in one pass over its files
+// and judged and acted on in a second, as the bare system calls of a
+// sweep would be made, where judging every file, then every pid named,
+// then acting, left goroutines waiting between each step. A token lock
+// act would move is then probed for a holder only just before the move
+// (removeIn), not also here. ld, when not nil, is the lock dir the
 // caller acts in: its files are read through it, so that what is judged
 // is in the directory acted on. The error joins every file's, as judged
 // or as acted on.
@@ -317,41 +318,51 @@ func (s *Store) judgeHomeFiles(ctx context.Context, rel released, leftovers bool
 // judgeLockFiles judges the lock dir's files of names into lockFiles (as
 // many zeroed entries as names): Hermes' token locks by its rules (those
 // of rel released), leftovers by age; other names are not ours to judge.
-// With act, each file found is acted on as soon as it is judged.
+// Every file is read first; then each is judged and, with act, acted on
+// at once by the goroutine that judged it.
 func (s *Store) judgeLockFiles(ctx context.Context, w int, lockFiles []judged, names []string, ld *safefs.Dir, rel released, act func(e *judged)) []judged {
 	acting := act != nil
 	found := make([]bool, len(names))
-	r := s.rules(ctx)
 	parallelBy(w, len(names), fileItems, func(i int) {
 		p := filepath.Join(s.layout.LockDir, names[i])
 		if s.beforeJudge != nil {
 			s.beforeJudge(p)
 		}
-		e := &lockFiles[i]
 		switch n := names[i]; {
 		case isTokenLock(n):
-			*e, found[i] = s.readRecordIn(ld, p, KindScopedLock, false, true, acting)
-			if !found[i] || rel.release(e) || e.Action == ActionError {
-				break
-			}
-			if acting {
-				// Probed by removeIn before any move: once is enough.
-				e.set(r.scopedLockFile(e.facts))
-			} else {
-				s.settle(e, r.scopedLockFile(e.facts))
+			lockFiles[i], found[i] = s.readRecordIn(ld, p, KindScopedLock, false, true, acting)
+			if found[i] {
+				rel.release(&lockFiles[i])
 			}
 		case isLockDirLeftover(n):
-			*e, found[i] = s.judgeLeftover(p)
+			lockFiles[i], found[i] = s.judgeLeftover(p)
 		case len(rel) > 0 && strings.HasSuffix(n, ".lock"):
 			// Not Hermes' shape, so no sweep judges it; but a record of
 			// the exited gateway's all the same, which Release takes,
 			// read as Release reads it: no more than a record's size.
-			*e, found[i] = rel.readReleasable(p, KindScopedLock, func(p string) ([]byte, safefs.FileStamp, error) {
+			lockFiles[i], found[i] = rel.readReleasable(p, KindScopedLock, func(p string) ([]byte, safefs.FileStamp, error) {
 				if ld != nil {
 					return ld.Read(filepath.Base(p), MaxRecordSize+1)
 				}
 				return safefs.ReadRegular(p, MaxRecordSize+1)
 			})
+		}
+	})
+	// The rules look at a pid only now, once the whole batch is read, and
+	// once for all the records naming it: a look judges only records read
+	// before it, since a gateway continued, or a pid reused, after a look
+	// may have written a record read later (TestLookTakenAfterTheRead).
+	r := s.rules(ctx)
+	parallelBy(w, len(names), fileItems, func(i int) {
+		e := &lockFiles[i]
+		switch {
+		case !found[i]:
+		case e.Kind != KindScopedLock || e.Action == ActionError || e.released:
+		case acting:
+			// Probed by removeIn before any move: once is enough.
+			e.set(r.scopedLockFile(e.facts))
+		default:
+			s.settle(e, r.scopedLockFile(e.facts))
 		}
 		if found[i] && acting {
 			act(e)
