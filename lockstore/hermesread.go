@@ -53,7 +53,7 @@ func readJSONFileTo(fields members, data []byte, barePID bool) (_ members, legac
 		}
 	}
 	if longInteger(raw) {
-		return nil, false, &CorruptError{Reason: fmt.Sprintf("a JSON integer of more than %d digits, on which Python's json.loads raises ValueError (Hermes' reader does not catch it)", maxIntDigits), hermesRaises: true}
+		return nil, false, &CorruptError{Reason: fmt.Sprintf("a JSON integer of more than %d digits, on which Python's json.loads raises ValueError under the lowest limit PYTHONINTMAXSTRDIGITS sets (Hermes' reader does not catch it)", maxIntDigits), hermesRaises: true}
 	}
 	if cut, ok := appendMembers(fields, raw); ok {
 		return cut, false, nil

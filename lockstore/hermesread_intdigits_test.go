@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -15,8 +16,10 @@ import (
 )
 
 // TestReadLongIntegers: json.loads reads an integer literal through
-// int(), which raises ValueError past 4300 digits (sys.int_info's
-// default_max_str_digits, on 3.11.7, 3.12.1 and 3.13.0 alike); it is no
+// int(), which raises ValueError past the interpreter's limit: 4300
+// digits by default (sys.int_info's default_max_str_digits, on 3.11.7,
+// 3.12.1 and 3.13.0 alike), 640 where PYTHONINTMAXSTRDIGITS or -X
+// int_max_str_digits lowers it as far as it goes. It is no
 // JSONDecodeError, so Hermes' _read_json_file does not catch it, and the
 // Hermes code reading the file removes nothing. Such a record is read as
 // one Hermes raises on, like one nested too deep. A fraction or exponent
@@ -27,12 +30,13 @@ func TestReadLongIntegers(t *testing.T) {
 		name, body string
 		raises     bool
 	}{
+		{"a bare pid of 641 digits", digits(641), true},
+		{"a bare pid of 640 digits", digits(640), false},
+		{"a negative one of 641 digits", "-" + digits(641), true},
+		{"a negative one of 640 digits", "-" + digits(640), false},
 		{"a bare pid of 4301 digits", digits(4301), true},
-		{"a bare pid of 4300 digits", digits(4300), false},
-		{"a negative one of 4301 digits", "-" + digits(4301), true},
-		{"a negative one of 4300 digits", "-" + digits(4300), false},
 		{"deep in the record", `{"pid": 7, "metadata": {"n": [1, ` + digits(5000) + `]}}`, true},
-		{"as the pid", `{"pid": ` + digits(4301) + `}`, true},
+		{"as the pid", `{"pid": ` + digits(641) + `}`, true},
 		{"with a fraction", `{"pid": 7, "n": ` + digits(5000) + `.5}`, false},
 		{"with an exponent", `{"pid": 7, "n": ` + digits(5000) + `e2}`, false},
 		{"a fraction of many digits", `{"pid": 7, "n": 0.` + digits(5000) + `}`, false},
@@ -44,15 +48,15 @@ func TestReadLongIntegers(t *testing.T) {
 		// (after a sign or not); else the digits before are an integer,
 		// made with int(), which raises before the decoder meets the stray
 		// character (Python 3.11.7 and 3.13.0 alike).
-		{"a dot, then the end", `{"pid": 7, "n": ` + digits(4301) + `.}`, true},
-		{"a dot, then a letter", `{"pid": 7, "n": ` + digits(4301) + `.x}`, true},
-		{"a dot at the end of the text", digits(4301) + `.`, true},
-		{"an e, then the end", `{"pid": 7, "n": ` + digits(4301) + `e}`, true},
-		{"an E and a sign, then the end", `{"pid": 7, "n": ` + digits(4301) + `E+}`, true},
-		{"an e and a sign at the end of the text", digits(4301) + `e-`, true},
+		{"a dot, then the end", `{"pid": 7, "n": ` + digits(641) + `.}`, true},
+		{"a dot, then a letter", `{"pid": 7, "n": ` + digits(641) + `.x}`, true},
+		{"a dot at the end of the text", digits(641) + `.`, true},
+		{"an e, then the end", `{"pid": 7, "n": ` + digits(641) + `e}`, true},
+		{"an E and a sign, then the end", `{"pid": 7, "n": ` + digits(641) + `E+}`, true},
+		{"an e and a sign at the end of the text", digits(641) + `e-`, true},
 		// A digit after makes them a fraction or an exponent: float().
-		{"a dot and a digit", `{"pid": 7, "n": ` + digits(4301) + `.0}`, false},
-		{"an e, a sign and a digit", `{"pid": 7, "n": ` + digits(4301) + `e-0}`, false},
+		{"a dot and a digit", `{"pid": 7, "n": ` + digits(641) + `.0}`, false},
+		{"an e, a sign and a digit", `{"pid": 7, "n": ` + digits(641) + `e-0}`, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, _, err := readJSONFile([]byte(tt.body), true)
@@ -67,7 +71,10 @@ func TestReadLongIntegers(t *testing.T) {
 // TestLongIntegerRecordsAreKept: acquire_scoped_lock, and get_running_pid
 // under a held lock, raise on a record json.loads raises on, and remove
 // nothing: such a scoped lock of a dead pid, and such a bare gateway.pid,
-// were swept here as a dead pid's. One digit fewer reads, and is swept.
+// were swept here as a dead pid's. Under Python's lowest limit (640
+// digits) one of 641 digits raises, so it is kept whatever limit the
+// gateway reading it runs with; one digit fewer reads under every limit,
+// and is swept.
 func TestLongIntegerRecordsAreKept(t *testing.T) {
 	bin := conformance.NewBin(t)
 	for _, tt := range []struct {
@@ -76,10 +83,11 @@ func TestLongIntegerRecordsAreKept(t *testing.T) {
 		after string // what follows the metadata's digits
 		keep  bool
 	}{
-		{"4301 digits", 4301, "", true},
-		{"4300 digits", 4300, "", false},
+		{"641 digits", 641, "", true},
+		{"640 digits", 640, "", false},
 		// A bare "." is no fraction: the digits are int()'s, and raise.
-		{"4301 digits and a bare dot", 4301, ".", true},
+		{"641 digits and a bare dot", 641, ".", true},
+		{"4301 digits, past the default limit too", 4301, "", true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e := conformance.NewEnv(t, bin)
@@ -111,5 +119,48 @@ func TestLongIntegerRecordsAreKept(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPythonsLowestIntLimit holds the reader's limit to real Python's: a
+// gateway started with PYTHONINTMAXSTRDIGITS=640 (or -X
+// int_max_str_digits=640), the lowest Python accepts, raises on a record
+// with an integer of 641 digits and removes nothing, and the supervisor
+// cannot know the environment of every Hermes process that reads the
+// record. Judged on 4300, such a record of a dead pid was swept here while
+// that gateway kept it: looser than Hermes.
+func TestPythonsLowestIntLimit(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatalf("python3, which make test installs: %v", err)
+	}
+	if out, err := exec.Command(py, "-X", "int_max_str_digits=639", "-c", "pass").CombinedOutput(); err == nil {
+		t.Fatalf("python3 took a limit of 639 digits, below the 640 the reader assumes is the lowest: %s", out)
+	}
+	const loads = "import json, sys\ntry:\n    json.loads(sys.stdin.read())\nexcept ValueError as e:\n    print(type(e).__name__)\n"
+	for _, n := range []int{640, 641} {
+		for _, body := range []string{
+			strings.Repeat("9", n),
+			`{"pid": 7, "metadata": {"n": ` + strings.Repeat("9", n) + `}}`,
+		} {
+			for _, env := range [][]string{{"-X", "int_max_str_digits=640"}, {}} {
+				cmd := exec.Command(py, append(env, "-c", loads)...)
+				cmd.Env = append(os.Environ(), "PYTHONINTMAXSTRDIGITS=640")
+				cmd.Stdin = strings.NewReader(body)
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("python3 %v: %v", env, err)
+				}
+				pyRaises := strings.TrimSpace(string(out)) == "ValueError"
+				if pyRaises != (n > 640) {
+					t.Fatalf("python3 %v with PYTHONINTMAXSTRDIGITS=640 on %d digits: raised %v", env, n, pyRaises)
+				}
+				_, _, rerr := readJSONFile([]byte(body), true)
+				var ce *CorruptError
+				if got := errors.As(rerr, &ce) && ce.hermesRaises; got != pyRaises {
+					t.Fatalf("%d digits: the reader says Hermes raises %v (%v); Python under its lowest limit: %v", n, got, rerr, pyRaises)
+				}
+			}
+		}
 	}
 }

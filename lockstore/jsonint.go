@@ -5,11 +5,16 @@ package lockstore
 
 import "strings"
 
-// maxIntDigits is Python's default int_max_str_digits (3.11 and later):
-// json.loads makes an integer literal an int with int(), which raises
-// ValueError past it. That is no JSONDecodeError, which is all Hermes'
-// _read_json_file catches, so its caller raises and removes nothing.
-const maxIntDigits = 4300
+// maxIntDigits is the lowest int_max_str_digits Python takes (3.11 and
+// later, sys.int_info.str_digits_check_threshold): json.loads makes an
+// integer literal an int with int(), which raises ValueError past the
+// limit. That is no JSONDecodeError, which is all Hermes' _read_json_file
+// catches, so its caller raises and removes nothing. The default limit
+// is 4300, but PYTHONINTMAXSTRDIGITS or -X int_max_str_digits lowers it
+// as far as 640 for any Hermes process, whose environment we cannot
+// know: a record with a longer integer is one some Hermes may raise on,
+// and is kept. No record Hermes writes comes near either.
+const maxIntDigits = 640
 
 // longInteger reports whether text, outside its strings, holds an integer
 // literal of more than maxIntDigits digits: a run of digits that is no
@@ -19,7 +24,7 @@ const maxIntDigits = 4300
 // only keeps more.
 func longInteger(text []byte) bool {
 	if len(text) <= maxIntDigits {
-		return false // no room for so many digits: every record Hermes writes
+		return false // no room for so many digits: most records Hermes writes
 	}
 	for i := 0; i < len(text); i++ {
 		c := text[i]
