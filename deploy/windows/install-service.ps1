@@ -4,6 +4,11 @@
 # an elevated PowerShell.
 #   .\install-service.ps1 -Exe 'C:\Program Files\hermes-supervisor\hermes-supervisor.exe'
 #   .\install-service.ps1 -Exe ... -HermesProfile work   # <root>\profiles\work, as hermes -p work
+#   .\install-service.ps1 -Exe ... -Config D:\hermes\supervisor.json -StopTimeout 2m
+# -Config names a config file elsewhere than <home>\hermes-supervisor.json,
+# which the service reads anyway. -StopTimeout pins the stop timeout; without
+# it the supervisor takes the config file's stop_timeout at each start, else
+# 75 s.
 # -Migrate also ends and disables Hermes' own Scheduled Tasks Hermes_Gateway[_<suffix>]
 # of this home and moves its Startup-folder launcher aside; other profiles'
 # are left alone.
@@ -11,6 +16,8 @@ param(
     [Parameter(Mandatory = $true)][string]$Exe,
     [string]$HermesHome = '',
     [string]$HermesProfile = '',
+    [string]$Config = '',
+    [string]$StopTimeout = '',
     [switch]$Migrate,
     [int]$WaitSeconds = 90
 )
@@ -77,6 +84,21 @@ if ($HermesProfile) {
 }
 Assert-CommandLine '-Exe' $Exe
 Assert-CommandLine '-HermesHome' $HermesHome
+# The service manager passes on no HERMES_SUPERVISOR_CONFIG: a config file
+# is named on the command line, by its full path, as install names it.
+$configArgs = @()
+if ($Config) {
+    if ($Config -notmatch '^([A-Za-z]:\\|\\\\[^\\])') { throw "-Config: '$Config' is not a full path: pass it as C:\...\hermes-supervisor.json or \\server\share\...; nothing was changed" }
+    if (-not (Test-Path -LiteralPath $Config -PathType Leaf)) { throw "-Config: there is no file $Config; nothing was changed" }
+    Assert-CommandLine '-Config' $Config
+    $configArgs = @('--config', $Config)
+}
+# A duration as run's --stop-timeout takes it (Go's, positive): 90s, 2m30s.
+$stopArgs = @()
+if ($StopTimeout) {
+    if ($StopTimeout -cnotmatch '^(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|ms|s|m|h))+\z' -or $StopTimeout -notmatch '[1-9]') { throw "-StopTimeout: '$StopTimeout' is no positive duration: pass one as 90s or 2m30s; nothing was changed" }
+    $stopArgs = @('--stop-timeout', $StopTimeout)
+}
 # One service per home: a named profile's has a name of its own (as
 # Hermes' task Hermes_Gateway_<profile>), so that it never replaces another
 # profile's; its gateway runs as hermes -p <profile>, as Hermes' own
@@ -147,7 +169,7 @@ $hermes = (Get-Command hermes -CommandType Application -ErrorAction Stop).Source
 Assert-CommandLine 'the hermes found on PATH' $hermes
 Assert-Safe 'PATH' $env:PATH
 # The installing user may also use the control pipe (status, stop, restart).
-$argv = @('--home', $HermesHome) + @('run', '--stop-timeout', '1m15s', '--service') + @('--control-user', $sid, '--', $hermes) + $gatewayProfile + @('gateway', 'run')
+$argv = @('--home', $HermesHome) + $configArgs + @('run', '--service') + $stopArgs + @('--control-user', $sid, '--', $hermes) + $gatewayProfile + @('gateway', 'run')
 # Quoted as CommandLineToArgvW reads it back: backslashes before a quote
 # and at the end of a quoted word are doubled.
 $quote = { param($a) if ($a -ne '' -and $a -notmatch '[\s"]') { $a } else { '"' + (($a -replace '(\\*)"', '$1$1\"') -replace '(\\+)$', '$1$1') + '"' } }

@@ -80,6 +80,18 @@ func psSingleQuote(r rune) bool { return r == '\'' || r >= '\u2018' && r <= '\u2
 // package sits below (ps1_test.go holds them to lockstore's).
 const psProfileID = `^[a-z0-9][a-z0-9_-]{0,63}\z`
 
+// psFullPath is what the packaged script takes as -Config: a path from a
+// drive's root or a UNC share's, as install refuses any other (.NET's
+// IsPathRooted also takes \x and C:x, which depend on the current drive
+// and directory).
+const psFullPath = `^([A-Za-z]:\\|\\\\[^\\])`
+
+// psDuration is what the packaged script takes as -StopTimeout: the shape
+// of a duration Go's time.ParseDuration reads, in ASCII digits (.NET's \d
+// matches any script's) and without a sign or µ (the script's text may be
+// read in the ANSI code page).
+const psDuration = `^(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|ms|s|m|h))+\z`
+
 var reservedProfiles = []string{"hermes", "test", "tmp", "root", "sudo"}
 
 // powershellInstall renders a script that creates the Windows service as
@@ -94,6 +106,12 @@ func powershellInstall(c Config, win WindowsHome) ([]byte, error) {
 		return nil, err
 	}
 	var b strings.Builder
+	// The stop timeout is the script's -StopTimeout, pinned only when
+	// given: install reads the config file to pin it, and without one the
+	// supervisor takes the config file's stop_timeout at each start, else
+	// its default. Nothing on Windows waits on a pinned one: the service's
+	// stop and pre-shutdown budgets come from the running supervisor's.
+	c.StopTimeout = 0
 	args := scmArgs(c, "")
 	sddl := strings.Replace(serviceSDDL("SID"), "SID)", "$sid)", 1)
 	quoted := make([]string, len(args))
@@ -118,6 +136,11 @@ func powershellInstall(c Config, win WindowsHome) ([]byte, error) {
 # an elevated PowerShell.
 #   .\install-service.ps1 -Exe 'C:\Program Files\hermes-supervisor\hermes-supervisor.exe'
 #   .\install-service.ps1 -Exe ... -HermesProfile work   # <root>\profiles\work, as hermes -p work
+#   .\install-service.ps1 -Exe ... -Config D:\hermes\supervisor.json -StopTimeout 2m
+# -Config names a config file elsewhere than <home>\hermes-supervisor.json,
+# which the service reads anyway. -StopTimeout pins the stop timeout; without
+# it the supervisor takes the config file's stop_timeout at each start, else
+# 75 s.
 # -Migrate also ends and disables Hermes' own Scheduled Tasks %[2]s[_<suffix>]
 # of this home and moves its Startup-folder launcher aside; other profiles'
 # are left alone.
@@ -125,6 +148,8 @@ param(
     [Parameter(Mandatory = $true)][string]$Exe,
     [string]$HermesHome = '',
     [string]$HermesProfile = '',
+    [string]$Config = '',
+    [string]$StopTimeout = '',
     [switch]$Migrate,
     [int]$WaitSeconds = 90
 )
@@ -191,6 +216,21 @@ if ($HermesProfile) {
 }
 Assert-CommandLine '-Exe' $Exe
 Assert-CommandLine '-HermesHome' $HermesHome
+# The service manager passes on no HERMES_SUPERVISOR_CONFIG: a config file
+# is named on the command line, by its full path, as install names it.
+$configArgs = @()
+if ($Config) {
+    if ($Config -notmatch '%[13]s') { throw "-Config: '$Config' is not a full path: pass it as C:\...\hermes-supervisor.json or \\server\share\...; nothing was changed" }
+    if (-not (Test-Path -LiteralPath $Config -PathType Leaf)) { throw "-Config: there is no file $Config; nothing was changed" }
+    Assert-CommandLine '-Config' $Config
+    $configArgs = @('--config', $Config)
+}
+# A duration as run's --stop-timeout takes it (Go's, positive): 90s, 2m30s.
+$stopArgs = @()
+if ($StopTimeout) {
+    if ($StopTimeout -cnotmatch '%[14]s' -or $StopTimeout -notmatch '[1-9]') { throw "-StopTimeout: '$StopTimeout' is no positive duration: pass one as 90s or 2m30s; nothing was changed" }
+    $stopArgs = @('--stop-timeout', $StopTimeout)
+}
 # One service per home: a named profile's has a name of its own (as
 # Hermes' task %[2]s_<profile>), so that it never replaces another
 # profile's; its gateway runs as hermes -p <profile>, as Hermes' own
@@ -261,7 +301,7 @@ $hermes = (Get-Command hermes -CommandType Application -ErrorAction Stop).Source
 Assert-CommandLine 'the hermes found on PATH' $hermes
 Assert-Safe 'PATH' $env:PATH
 # The installing user may also use the control pipe (status, stop, restart).
-$argv = @('--home', $HermesHome) + @(%[3]s) + @('--control-user', $sid, '--', $hermes) + $gatewayProfile + @('gateway', 'run')
+$argv = @('--home', $HermesHome) + $configArgs + @(%[3]s) + $stopArgs + @('--control-user', $sid, '--', $hermes) + $gatewayProfile + @('gateway', 'run')
 # Quoted as CommandLineToArgvW reads it back: backslashes before a quote
 # and at the end of a quoted word are doubled.
 $quote = { param($a) if ($a -ne '' -and $a -notmatch '[\s"]') { $a } else { '"' + (($a -replace '(\\*)"', '$1$1\"') -replace '(\\+)$', '$1$1') + '"' } }
@@ -306,7 +346,7 @@ while ((Get-Service -Name $name).Status -ne 'Running') {
 }
 Write-Output "service $name is running"
 `, Name, hermesTask, strings.Join(quoted, ", "), recoveryText(), recoveryReset, strings.Join(actions, "/"), sddl, win.Name, win.Base,
-		psProfileID, strings.Join(reserved, ", "), displayName(""))
+		psProfileID, strings.Join(reserved, ", "), displayName(""), psFullPath, psDuration)
 	return []byte(b.String()), nil
 }
 

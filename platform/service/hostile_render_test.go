@@ -428,14 +428,17 @@ func TestRenderHostileValues(t *testing.T) {
 			t.Errorf("%.30q: the PowerShell script refused a value it can hold: %v", v, err)
 			continue
 		}
-		_, rest, _ := strings.Cut(string(script), "$argv = @('--home', $HermesHome) + @(")
-		array, _, ok := strings.Cut(rest, ") + @('--control-user'")
+		_, rest, _ := strings.Cut(string(script), "$argv = @('--home', $HermesHome) + $configArgs + @(")
+		array, _, ok := strings.Cut(rest, ") + $stopArgs + @('--control-user'")
 		if !ok {
 			t.Fatalf("no argument array in the script:\n%s", script)
 		}
+		// The script pins the stop timeout only from its -StopTimeout.
+		unpinned := c
+		unpinned.StopTimeout = 0
 		got, err := psSingleQuoted(array)
-		if err != nil || !slices.Equal(got, scmArgs(c, "")) {
-			t.Errorf("%.30q: the script's arguments read back as %q (%v), want %q", v, got, err, scmArgs(c, ""))
+		if want := scmArgs(unpinned, ""); err != nil || !slices.Equal(got, want) {
+			t.Errorf("%.30q: the script's arguments read back as %q (%v), want %q", v, got, err, want)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hermes-agent/hermes-supervisor/lockstore"
 )
@@ -109,6 +110,79 @@ func TestPowershellScriptProfile(t *testing.T) {
 		hermes := lockstore.ValidateProfileName(name) == nil
 		if script != hermes {
 			t.Errorf("-HermesProfile %q: the script takes it: %v; Hermes' -p: %v", name, script, hermes)
+		}
+	}
+}
+
+// The packaged script takes -Config and -StopTimeout as install takes
+// --config and --stop-timeout, and pins no stop timeout of its own: one
+// pinned at 75 s overrode the stop_timeout of the home's config file,
+// which the service reads. Its checks of both judge as install and run
+// do, and come before anything is created.
+func TestPowershellScriptConfigAndStopTimeout(t *testing.T) {
+	files, err := DeployFiles(hermesWindowsHome)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := string(files["windows/install-service.ps1"])
+	index := func(s string) int {
+		t.Helper()
+		i := strings.Index(script, s)
+		if i < 0 {
+			t.Errorf("the script lacks %s", s)
+		}
+		return i
+	}
+	index("[string]$Config = ''")
+	index("[string]$StopTimeout = ''")
+	_, argv, _ := strings.Cut(script, "$argv = ")
+	argv, _, _ = strings.Cut(argv, "\n")
+	if strings.Contains(argv, "--stop-timeout") {
+		t.Errorf("the script pins a stop timeout of its own, over the config file's: %s", argv)
+	}
+	if !strings.Contains(argv, "@('--home', $HermesHome) + $configArgs + @('run', '--service') + $stopArgs + @('--control-user'") {
+		t.Errorf("the script's command line does not put --config before run and --stop-timeout after it: %s", argv)
+	}
+	index("$configArgs = @('--config', $Config)")
+	index("$stopArgs = @('--stop-timeout', $StopTimeout)")
+	create := index("New-Service")
+	for _, check := range []string{"Assert-CommandLine '-Config' $Config", "-Config: there is no file", "-StopTimeout: '$StopTimeout' is no positive duration"} {
+		if i := index(check); i > create {
+			t.Errorf("the script checks %q only after it created the service", check)
+		}
+	}
+
+	pattern := func(before string) *regexp.Regexp {
+		t.Helper()
+		_, rest, _ := strings.Cut(script, before+" '")
+		p, _, _ := strings.Cut(rest, "'")
+		re, err := regexp.Compile(p)
+		if err != nil {
+			t.Fatalf("the script's pattern %q: %v", p, err)
+		}
+		return re
+	}
+	// A duration the script takes is one run takes: Go's, positive.
+	duration := pattern("$StopTimeout -cnotmatch")
+	nonzero := regexp.MustCompile(`[1-9]`)
+	for _, v := range []string{"90s", "1m15s", "2m30s", "1.5h", ".5s", "5.s", "10ms", "100us", "0.1s", "0s1m", "1h0m0s",
+		"0s", "0.0s", "90", "s", "-1s", "+1s", "1d", "90 s", " 90s", "90s ", "90s\n", "1e3s", "1,5s", "٩٠s", "1µs", "", "."} {
+		d, err := time.ParseDuration(v)
+		run := err == nil && d > 0 && !strings.ContainsAny(v, "+µμ")
+		took := duration.MatchString(v) && nonzero.MatchString(v)
+		if took != run {
+			t.Errorf("-StopTimeout %q: the script takes it: %v; run's --stop-timeout: %v", v, took, run)
+		}
+	}
+	// A config path the script takes is a full one: from a drive's root or
+	// a share's, never relative to the current drive or directory.
+	full := pattern("$Config -notmatch")
+	for v, want := range map[string]bool{
+		`C:\hermes\supervisor.json`: true, `d:\x.json`: true, `\\server\share\x.json`: true,
+		`x.json`: false, `.\x.json`: false, `\x.json`: false, `C:x.json`: false, `\\\x`: false, `1:\x`: false, ``: false,
+	} {
+		if got := full.MatchString(v); got != want {
+			t.Errorf("-Config %q: the script takes it: %v, want %v", v, got, want)
 		}
 	}
 }

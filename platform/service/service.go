@@ -367,7 +367,13 @@ func runArgs(c Config) []string {
 		// home is not found by run's default.
 		args = append(args, "--config", c.ConfigFile)
 	}
-	args = append(args, "run", "--stop-timeout", c.StopTimeout.String())
+	args = append(args, "run")
+	if c.StopTimeout > 0 {
+		// Zero only in the packaged PowerShell script, which pins one
+		// only when given (see powershellInstall); every definition
+		// install writes pins it (validate).
+		args = append(args, "--stop-timeout", c.StopTimeout.String())
+	}
 	if c.Demo {
 		args = append(args, "--demo")
 	}
