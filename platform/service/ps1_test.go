@@ -15,19 +15,7 @@ import (
 // the account the right to log on as a service before the service is
 // created, and finds Hermes' JScript Startup entry.
 func TestPowershellScriptDefaults(t *testing.T) {
-	files, err := DeployFiles(hermesWindowsHome)
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := string(files["windows/install-service.ps1"])
-	index := func(s string) int {
-		t.Helper()
-		i := strings.Index(script, s)
-		if i < 0 {
-			t.Errorf("the script lacks %s", s)
-		}
-		return i
-	}
+	script, index := packagedScript(t)
 	if strings.Contains(script, "'.hermes'") {
 		t.Error(`the script still defaults to .hermes under the user profile, a home Hermes does not use on Windows`)
 	}
@@ -46,6 +34,25 @@ func TestPowershellScriptDefaults(t *testing.T) {
 	index(`if ($_.Extension -eq '.js') { $text = $text.Replace('\\', '\') }`)
 }
 
+// packagedScript returns the packaged PowerShell script and index, which
+// finds a text in it and fails the test where the script lacks it.
+func packagedScript(t *testing.T) (script string, index func(string) int) {
+	t.Helper()
+	files, err := DeployFiles(hermesWindowsHome)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script = string(files["windows/install-service.ps1"])
+	return script, func(s string) int {
+		t.Helper()
+		i := strings.Index(script, s)
+		if i < 0 {
+			t.Errorf("the script lacks %s", s)
+		}
+		return i
+	}
+}
+
 // hermesWindowsHome is Hermes' Windows home as the supervisor resolves it:
 // the packaged script must default to the same place.
 var hermesWindowsHome = WindowsHome{Base: lockstore.WindowsHomeBase, Name: lockstore.WindowsHomeName}
@@ -57,19 +64,7 @@ var hermesWindowsHome = WindowsHome{Base: lockstore.WindowsHomeBase, Name: locks
 // rule), and refuses a deleted profile, a missing one, and -HermesHome
 // with -HermesProfile, all before anything is created.
 func TestPowershellScriptProfile(t *testing.T) {
-	files, err := DeployFiles(hermesWindowsHome)
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := string(files["windows/install-service.ps1"])
-	index := func(s string) int {
-		t.Helper()
-		i := strings.Index(script, s)
-		if i < 0 {
-			t.Errorf("the script lacks %s", s)
-		}
-		return i
-	}
+	script, index := packagedScript(t)
 	index("[string]$HermesProfile = ''")
 	// The names, as NameFor makes them; the gateway's -p, as install's.
 	index("$name = '" + NameFor("") + "'")
@@ -120,19 +115,7 @@ func TestPowershellScriptProfile(t *testing.T) {
 // which the service reads. Its checks of both judge as install and run
 // do, and come before anything is created.
 func TestPowershellScriptConfigAndStopTimeout(t *testing.T) {
-	files, err := DeployFiles(hermesWindowsHome)
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := string(files["windows/install-service.ps1"])
-	index := func(s string) int {
-		t.Helper()
-		i := strings.Index(script, s)
-		if i < 0 {
-			t.Errorf("the script lacks %s", s)
-		}
-		return i
-	}
+	script, index := packagedScript(t)
 	index("[string]$Config = ''")
 	index("[string]$StopTimeout = ''")
 	_, argv, _ := strings.Cut(script, "$argv = ")
