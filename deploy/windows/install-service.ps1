@@ -93,10 +93,11 @@ if ($Config) {
     Assert-CommandLine '-Config' $Config
     $configArgs = @('--config', $Config)
 }
-# A duration as run's --stop-timeout takes it (Go's, positive): 90s, 2m30s.
+# A positive duration run's --stop-timeout takes (Go's), in a shape that
+# neither overflows nor rounds to 0: 90s, 2m30s, 1.5h.
 $stopArgs = @()
 if ($StopTimeout) {
-    if ($StopTimeout -cnotmatch '^(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|ms|s|m|h))+\z' -or $StopTimeout -notmatch '[1-9]') { throw "-StopTimeout: '$StopTimeout' is no positive duration: pass one as 90s or 2m30s; nothing was changed" }
+    if ($StopTimeout -cnotmatch '^(([0-9]{1,5}(\.[0-9]{0,9})?|\.[0-9]{1,9})(s|m|h)|[0-9]{1,5}(ns|us|ms)){1,4}\z' -or $StopTimeout -notmatch '[1-9]') { throw "-StopTimeout: '$StopTimeout' is no positive duration the script takes: pass one as 90s, 2m30s or 1.5h (at most 4 parts of 5 digits, a fraction only on s, m or h); nothing was changed" }
     $stopArgs = @('--stop-timeout', $StopTimeout)
 }
 # One service per home: a named profile's has a name of its own (as

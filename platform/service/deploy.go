@@ -86,11 +86,15 @@ const psProfileID = `^[a-z0-9][a-z0-9_-]{0,63}\z`
 // and directory).
 const psFullPath = `^([A-Za-z]:\\|\\\\[^\\])`
 
-// psDuration is what the packaged script takes as -StopTimeout: the shape
-// of a duration Go's time.ParseDuration reads, in ASCII digits (.NET's \d
-// matches any script's) and without a sign or µ (the script's text may be
-// read in the ANSI code page).
-const psDuration = `^(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|ms|s|m|h))+\z`
+// psDuration is what the packaged script takes as -StopTimeout: durations
+// Go's time.ParseDuration reads, in ASCII digits (.NET's \d matches any
+// script's) and without a sign or µ (the script's text may be read in the
+// ANSI code page), narrowed so that run never refuses one the script
+// took: at most four parts of five digits cannot pass 2562047h, where Go
+// overflows, and a fraction of nine digits at most, on s, m or h only, is
+// a whole number of nanoseconds, so that any digit but 0 (the script's
+// other test) makes it positive, where Go truncates 0.5ns to 0.
+const psDuration = `^(([0-9]{1,5}(\.[0-9]{0,9})?|\.[0-9]{1,9})(s|m|h)|[0-9]{1,5}(ns|us|ms)){1,4}\z`
 
 var reservedProfiles = []string{"hermes", "test", "tmp", "root", "sudo"}
 
@@ -225,10 +229,11 @@ if ($Config) {
     Assert-CommandLine '-Config' $Config
     $configArgs = @('--config', $Config)
 }
-# A duration as run's --stop-timeout takes it (Go's, positive): 90s, 2m30s.
+# A positive duration run's --stop-timeout takes (Go's), in a shape that
+# neither overflows nor rounds to 0: 90s, 2m30s, 1.5h.
 $stopArgs = @()
 if ($StopTimeout) {
-    if ($StopTimeout -cnotmatch '%[14]s' -or $StopTimeout -notmatch '[1-9]') { throw "-StopTimeout: '$StopTimeout' is no positive duration: pass one as 90s or 2m30s; nothing was changed" }
+    if ($StopTimeout -cnotmatch '%[14]s' -or $StopTimeout -notmatch '[1-9]') { throw "-StopTimeout: '$StopTimeout' is no positive duration the script takes: pass one as 90s, 2m30s or 1.5h (at most 4 parts of 5 digits, a fraction only on s, m or h); nothing was changed" }
     $stopArgs = @('--stop-timeout', $StopTimeout)
 }
 # One service per home: a named profile's has a name of its own (as
