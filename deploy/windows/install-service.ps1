@@ -91,6 +91,12 @@ if ($Config) {
     if ($Config -notmatch '^([A-Za-z]:\\|\\\\[^\\])') { throw "-Config: '$Config' is not a full path: pass it as C:\...\hermes-supervisor.json or \\server\share\...; nothing was changed" }
     if (-not (Test-Path -LiteralPath $Config -PathType Leaf)) { throw "-Config: there is no file $Config; nothing was changed" }
     Assert-CommandLine '-Config' $Config
+    # The service's command line names the home and the gateway, and they
+    # outrank the file's: a file naming either would be overridden unseen.
+    $keys = @((Get-Content -Raw -LiteralPath $Config | ConvertFrom-Json).PSObject.Properties | ForEach-Object { $_.Name })
+    foreach ($key in @('home', 'command')) {
+        if ($keys -ccontains $key) { throw "-Config: $Config sets ""$key"", which the service's command line overrides (its home is -HermesHome's, its gateway the hermes found on PATH): remove the key, or install with hermes-supervisor install --config; nothing was changed" }
+    }
     $configArgs = @('--config', $Config)
 }
 # A positive duration run's --stop-timeout takes (Go's), in a shape that

@@ -96,6 +96,11 @@ const psFullPath = `^([A-Za-z]:\\|\\\\[^\\])`
 // other test) makes it positive, where Go truncates 0.5ns to 0.
 const psDuration = `^(([0-9]{1,5}(\.[0-9]{0,9})?|\.[0-9]{1,9})(s|m|h)|[0-9]{1,5}(ns|us|ms)){1,4}\z`
 
+// psPinnedKeys are the config file's keys whose values the packaged
+// script's service command line overrides (--home, and the gateway after
+// --): a -Config file setting one is refused, not silently outranked.
+var psPinnedKeys = []string{"home", "command"}
+
 var reservedProfiles = []string{"hermes", "test", "tmp", "root", "sudo"}
 
 // powershellInstall renders a script that creates the Windows service as
@@ -227,6 +232,12 @@ if ($Config) {
     if ($Config -notmatch '%[13]s') { throw "-Config: '$Config' is not a full path: pass it as C:\...\hermes-supervisor.json or \\server\share\...; nothing was changed" }
     if (-not (Test-Path -LiteralPath $Config -PathType Leaf)) { throw "-Config: there is no file $Config; nothing was changed" }
     Assert-CommandLine '-Config' $Config
+    # The service's command line names the home and the gateway, and they
+    # outrank the file's: a file naming either would be overridden unseen.
+    $keys = @((Get-Content -Raw -LiteralPath $Config | ConvertFrom-Json).PSObject.Properties | ForEach-Object { $_.Name })
+    foreach ($key in @(%[15]s)) {
+        if ($keys -ccontains $key) { throw "-Config: $Config sets ""$key"", which the service's command line overrides (its home is -HermesHome's, its gateway the hermes found on PATH): remove the key, or install with hermes-supervisor install --config; nothing was changed" }
+    }
     $configArgs = @('--config', $Config)
 }
 # A positive duration run's --stop-timeout takes (Go's), in a shape that
@@ -351,7 +362,7 @@ while ((Get-Service -Name $name).Status -ne 'Running') {
 }
 Write-Output "service $name is running"
 `, Name, hermesTask, strings.Join(quoted, ", "), recoveryText(), recoveryReset, strings.Join(actions, "/"), sddl, win.Name, win.Base,
-		psProfileID, strings.Join(reserved, ", "), displayName(""), psFullPath, psDuration)
+		psProfileID, strings.Join(reserved, ", "), displayName(""), psFullPath, psDuration, "'"+strings.Join(psPinnedKeys, "', '")+"'")
 	return []byte(b.String()), nil
 }
 

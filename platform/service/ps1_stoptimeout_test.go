@@ -15,11 +15,7 @@ import (
 // command line replaced, with a stop timeout run refuses at every start,
 // where the script promises that nothing was changed.
 func TestPowershellStopTimeoutNeverTakesWhatRunRefuses(t *testing.T) {
-	files, err := DeployFiles(hermesWindowsHome)
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := string(files["windows/install-service.ps1"])
+	script, _ := packagedScript(t)
 	_, rest, ok := strings.Cut(script, "$StopTimeout -cnotmatch '")
 	p, _, _ := strings.Cut(rest, "'")
 	if !ok {

@@ -127,9 +127,15 @@ func TestPowershellScriptConfigAndStopTimeout(t *testing.T) {
 		t.Errorf("the script's command line does not put --config before run and --stop-timeout after it: %s", argv)
 	}
 	index("$configArgs = @('--config', $Config)")
+	// A file naming what the command line pins (the home after --home, the
+	// gateway after --) is refused rather than overridden unseen.
+	index("foreach ($key in @('home', 'command'))")
+	if keys, pinned := index("$keys -ccontains $key"), index("$configArgs = @('--config', $Config)"); keys > pinned {
+		t.Error("the script names the config file before it checks the file's keys")
+	}
 	index("$stopArgs = @('--stop-timeout', $StopTimeout)")
 	create := index("New-Service")
-	for _, check := range []string{"Assert-CommandLine '-Config' $Config", "-Config: there is no file", "-StopTimeout: '$StopTimeout' is no positive duration"} {
+	for _, check := range []string{"Assert-CommandLine '-Config' $Config", "-Config: there is no file", "which the service's command line overrides", "-StopTimeout: '$StopTimeout' is no positive duration"} {
 		if i := index(check); i > create {
 			t.Errorf("the script checks %q only after it created the service", check)
 		}
