@@ -51,9 +51,30 @@ func running(h *homeFiles, state judged, st *fileFacts) (Entry, bool) {
 	case runningLock:
 		return h.lock.Entry, true
 	case runningState:
+		if why, raises := stateRaises(st); raises {
+			// No pid of its says anything: Hermes' own check raises here,
+			// so nothing may start beside what it would count as running.
+			state.Record, state.Verdict, state.Action = nil, procstate.Unknown, ActionKeep
+			state.Reason = "gateway.lock is not held, and Hermes' get_runtime_status_running_pid raises on gateway_state.json (" +
+				why + "), so it counts a gateway as running in this home: fix or remove " + state.Path
+			return state.Entry, true
+		}
 		state.Record, state.Verdict, state.Action = &st.rec.Record, procstate.Alive, ActionKeep
 		state.Reason = "gateway.lock is not held, but this file names a live gateway of this home (Hermes' get_runtime_status_running_pid)"
 		return state.Entry, true
 	}
 	return Entry{}, false
+}
+
+// stateRaises says why Hermes' check of gateway_state.json (st, never nil
+// where it says a gateway runs) raises, if it does: its reader raises on
+// the file, or its gateway_state is a list or object.
+func stateRaises(st *fileFacts) (why string, raises bool) {
+	switch {
+	case st.err != nil:
+		return oneLine(st.err.Error()), true
+	case st.rec.stateRaises:
+		return `its "gateway_state" is a list or object, which Hermes' "in" test raises on`, true
+	}
+	return "", false
 }

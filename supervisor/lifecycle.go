@@ -83,12 +83,10 @@ func (s *Supervisor) start(ctx context.Context) {
 		runs = sum.Running
 	})
 	tm.mark("sweep", time.Now())
-	if owner, ok := foreignOwner(runs); ok {
+	if why, ok := foreignOwner(runs); ok {
 		s.blocked++
 		delay := s.cfg.Policy.delay(s.blocked+1, s.rnd)
-		s.scheduleStart(delay, fmt.Sprintf(
-			"home is held by a live gateway not started by this supervisor (%s); stop it with `hermes gateway stop` and this supervisor takes over",
-			owner))
+		s.scheduleStart(delay, why)
 		return
 	}
 	s.blocked = 0
@@ -213,21 +211,28 @@ func (s *Supervisor) settle() {
 	}
 }
 
-// foreignOwner says which live gateway holds the home, given what the
-// sweep just before the start found running there (nil for none). Ours
-// has exited by now, so a live one is not ours.
+// foreignOwner says why the home is held, given what the sweep just
+// before the start found running there (nil for none): by which live
+// gateway, ours having exited by now, or by a gateway_state.json that
+// Hermes' own check raises on, which names no gateway to stop.
 func foreignOwner(e *lockstore.Entry) (string, bool) {
+	var who string
 	switch {
 	case e == nil:
 		return "", false
 	case e.Kind == lockstore.KindRuntimeLock:
-		return "gateway.lock is locked by another process", true
+		who = "gateway.lock is locked by another process"
 	case e.Kind == lockstore.KindState && e.Record != nil:
-		return fmt.Sprintf("gateway_state.json names live gateway pid %d", e.Record.PID), true
+		who = fmt.Sprintf("gateway_state.json names live gateway pid %d", e.Record.PID)
+	case e.Kind == lockstore.KindState:
+		return "home is held as Hermes' own rules read it: " + e.Reason, true
 	case e.Record != nil:
-		return fmt.Sprintf("gateway.pid names pid %d: %s", e.Record.PID, e.Reason), true
+		who = fmt.Sprintf("gateway.pid names pid %d: %s", e.Record.PID, e.Reason)
+	default:
+		who = e.Reason
 	}
-	return e.Reason, true
+	return "home is held by a live gateway not started by this supervisor (" + who +
+		"); stop it with `hermes gateway stop` and this supervisor takes over", true
 }
 
 func (s *Supervisor) watch(ctx context.Context, r runner) {

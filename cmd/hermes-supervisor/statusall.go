@@ -119,6 +119,10 @@ func statusAll(ctx context.Context, layout lockstore.Layout, timeout time.Durati
 			r.Hermes = "parked"
 		case ok && running.Record != nil:
 			r.Hermes, r.HermesPID = "running", running.Record.PID
+		case ok:
+			// A held gateway.lock whose record does not read, or a state
+			// file Hermes' own check raises on: running, by no pid.
+			r.Hermes = "running"
 		case named && muxOK && mux.Serves(name):
 			r.Hermes, r.HermesPID = "served", mux.PID
 		case hostOK && host.Serves(name):
@@ -172,6 +176,9 @@ func writeStatusAll(w io.Writer, rows []homeRow) error {
 		switch r.Hermes {
 		case "running":
 			hermes = fmt.Sprintf("running, pid %d", r.HermesPID)
+			if r.HermesPID == 0 {
+				hermes = "running, pid unknown"
+			}
 		case "served":
 			hermes = fmt.Sprintf("served by pid %d", r.HermesPID)
 		}
