@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/testkit/conformance"
-	"github.com/hermes-agent/hermes-supervisor/lockstore"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
@@ -38,11 +37,7 @@ func TestForeignStateHermesRaisesOn(t *testing.T) {
 			e.FreeLock()
 			e.Write(e.StateFile(), tt.state(e))
 			snap := conformance.Snap(t, e.StateFile())
-			h := &harness{t: t, layout: lockstore.Layout{Home: e.Home, LockDir: e.LockDir}, clock: &offsetClock{},
-				states: make(chan *Status, 4096), done: make(chan error, 1),
-				prober: procstate.NewProber(procstate.Options{StartTolerance: -1})}
-			h.run(func(*Config) {})
-			st := h.waitFor("a back-off", func(s *Status) bool { return s.State == Backoff || s.Child != nil })
+			h, st := backOffIn(t, e, procstate.NewProber(procstate.Options{StartTolerance: -1}))
 			for _, want := range []string{"raises on gateway_state.json", tt.why, "fix or remove " + e.StateFile()} {
 				if st.Child != nil || !strings.Contains(st.Reason, want) {
 					t.Fatalf("%s (%s), child %+v; want a back-off saying %q", st.State, st.Reason, st.Child, want)
@@ -51,9 +46,7 @@ func TestForeignStateHermesRaisesOn(t *testing.T) {
 			if regexp.MustCompile(`pid \d`).MatchString(st.Reason) {
 				t.Fatalf("the reason names a pid nobody proved: %s", st.Reason)
 			}
-			h.cancel()
-			<-h.done
-			h.done <- nil // for the harness's cleanup
+			h.end()
 			snap.Same(t, e.StateFile())
 			if _, err := os.Stat(e.PIDFile()); !os.IsNotExist(err) {
 				t.Fatalf("a gateway.pid appeared: %v", err)

@@ -64,17 +64,12 @@ func TestForeignGatewayOnlyStateNames(t *testing.T) {
 			rec["gateway_state"] = tt.state
 			e.Write(e.StateFile(), rec)
 
-			h := &harness{t: t, layout: lockstore.Layout{Home: e.Home, LockDir: e.LockDir}, clock: &offsetClock{},
-				states: make(chan *Status, 4096), done: make(chan error, 1), prober: prober}
-			h.run(func(*Config) {})
+			h, st := backOffIn(t, e, prober)
 			want := "gateway_state.json names live gateway pid " + strconv.Itoa(gw.PID)
-			st := h.waitFor("a back-off", func(s *Status) bool { return s.State == Backoff || s.Child != nil })
 			if st.Child != nil || !strings.Contains(st.Reason, want) {
 				t.Fatalf("%s (%s), child %+v; want a back-off naming %q", st.State, st.Reason, st.Child, want)
 			}
-			h.cancel()
-			<-h.done
-			h.done <- nil // for the harness's cleanup
+			h.end()
 			now, err := prober.Look(context.Background(), gw.PID)
 			if err != nil || !procstate.StartTimesEqual(l.StartTime, now, h.clock.Now()) {
 				t.Fatalf("the foreign gateway is gone: %v", err)
@@ -93,4 +88,21 @@ func TestForeignGatewayOnlyStateNames(t *testing.T) {
 			}
 		})
 	}
+}
+
+// backOffIn runs a supervisor on e's home and lock dir, judging processes
+// with prober, and returns it with its first back-off or start.
+func backOffIn(t *testing.T, e *conformance.Env, prober *procstate.Prober) (*harness, *Status) {
+	t.Helper()
+	h := &harness{t: t, layout: lockstore.Layout{Home: e.Home, LockDir: e.LockDir}, clock: &offsetClock{},
+		states: make(chan *Status, 4096), done: make(chan error, 1), prober: prober}
+	h.run(func(*Config) {})
+	return h, h.waitFor("a back-off", func(s *Status) bool { return s.State == Backoff || s.Child != nil })
+}
+
+// end cancels h's supervisor and waits for its Run to return.
+func (h *harness) end() {
+	h.cancel()
+	<-h.done
+	h.done <- nil // for the harness's cleanup
 }
