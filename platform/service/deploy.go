@@ -118,7 +118,7 @@ func powershellInstall(c Config, win WindowsHome) ([]byte, error) {
 	// The stop timeout is the script's -StopTimeout, pinned only when
 	// given: install reads the config file to pin it, and without one the
 	// supervisor takes the config file's stop_timeout at each start, else
-	// its default. Nothing on Windows waits on a pinned one: the service's
+	// its default. Only the supervisor reads a pinned one: the service's
 	// stop and pre-shutdown budgets come from the running supervisor's.
 	c.StopTimeout = 0
 	args := scmArgs(c, "")
