@@ -145,6 +145,56 @@ type Status struct {
 	// Source says where the answer came from: the live "endpoint", or the
 	// "state-file" a supervisor left behind.
 	Source string `json:"source"`
+	// Stop is how long a stop of this supervisor may take; clients wait
+	// that long for one (see StopBudget.Bounds). Nil from a supervisor of a
+	// version that did not say.
+	Stop *StopBudget `json:"stop,omitempty"`
+}
+
+// StopBudget is how long a stop may take, as the supervisor keeps it: it
+// kills the gateway's tree Timeout after the stop begins, later by what
+// the gateway asks for with EXTEND_TIMEOUT_USEC up to MaxExtension, and
+// gives the killed tree KillGrace to go.
+type StopBudget struct {
+	Timeout Duration `json:"timeout"`
+	// MaxExtension is absent when the gateway may add nothing.
+	MaxExtension Duration `json:"max_extension,omitempty"`
+	KillGrace    Duration `json:"kill_grace"`
+}
+
+// Bounds returns how long a stop begun now may take: first without an
+// extension, most with every one the gateway may ask for; both with the
+// margin our own service manager gives (ownStopGrace), for the
+// supervisor's exit and its answer. A budget that no supervisor keeps (a
+// part that is negative, or past maxStopPart) is no budget: ok is false.
+func (b *StopBudget) Bounds() (first, most time.Duration, ok bool) {
+	if b == nil {
+		return 0, 0, false
+	}
+	t, x, g := time.Duration(b.Timeout), time.Duration(b.MaxExtension), time.Duration(b.KillGrace)
+	if t <= 0 || x < 0 || g < 0 || t > maxStopPart || x > maxStopPart || g > maxStopPart {
+		return 0, 0, false
+	}
+	first = t + g + ownStopGrace
+	return first, first + x, true
+}
+
+// maxStopPart bounds each part of a StopBudget a client believes: a
+// sum of parts past it could overflow, and no stop is meant to take that.
+const maxStopPart = 1000 * time.Hour
+
+// StopEndsBy is when the stop in progress ends at the latest, as the
+// supervisor now keeps it: its kill deadline (extensions included), plus
+// the kill grace and ownStopGrace. ok is false when no kill is pending.
+func (st *Status) StopEndsBy() (t time.Time, ok bool) {
+	if st == nil || st.Child == nil || st.Child.KillAt == nil {
+		return time.Time{}, false
+	}
+	grace := KillGrace
+	if _, _, ok := st.Stop.Bounds(); ok {
+		grace = time.Duration(st.Stop.KillGrace)
+	}
+	return st.Child.KillAt.Add(grace + ownStopGrace), true
 }
 
 // Up reports whether the supervisor is working to keep a gateway running

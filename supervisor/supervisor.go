@@ -327,6 +327,8 @@ func (s *Supervisor) snapshot() *Status {
 		Command:      slices.Clone(s.cfg.Command),
 		Control:      s.control.addr,
 		ControlError: s.control.err,
+		Stop: &StopBudget{Timeout: Duration(s.cfg.StopTimeout), MaxExtension: Duration(s.cfg.MaxStopExtension),
+			KillGrace: Duration(KillGrace)},
 	}
 	st.ExternalSupervisor = s.cfg.ExternalSupervisor
 	if s.state == Served && s.server != nil {

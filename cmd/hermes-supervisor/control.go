@@ -143,6 +143,9 @@ when there is one this user may control (pass --user or --system when both are
 installed), and otherwise asks the supervisor over its control endpoint.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkWait(timeout); err != nil {
+				return err
+			}
 			if done, err := stopService(cmd, g, f); done || err != nil {
 				return err
 			}
@@ -151,7 +154,8 @@ installed), and otherwise asks the supervisor over its control endpoint.`,
 				if err != nil {
 					return err
 				}
-				_, err = fmt.Fprintf(cmd.OutOrStdout(), "ask the supervisor at %s to stop\n", termtext.Quote(ctlsock.Address(layout.Home)))
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "ask the supervisor at %s to stop, and %s\n",
+					termtext.Quote(ctlsock.Address(layout.Home)), planWait(cmd.Context(), layout.Home, timeout))
 				return err
 			}
 			return control(cmd, g, "stop", timeout, func(err error) error {
@@ -160,7 +164,7 @@ installed), and otherwise asks the supervisor over its control endpoint.`,
 			})
 		},
 	}
-	cmd.Flags().DurationVar(&timeout, "timeout", supervisor.DefaultStopTimeout+15*time.Second, "how long to wait for the stop to complete")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, waitHelp("stop"))
 	f.register(cmd, false, false)
 	return cmd
 }
@@ -172,12 +176,15 @@ func newRestartCmd(g *globals) *cobra.Command {
 		Short: "Restart the gateway (also leaves the failed state)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkWait(timeout); err != nil {
+				return err
+			}
 			return control(cmd, g, "restart", timeout, func(err error) error {
 				return &exitError{code: statusNotRunning, err: fmt.Errorf("no supervisor is running: start one with `hermes-supervisor run`")}
 			})
 		},
 	}
-	cmd.Flags().DurationVar(&timeout, "timeout", supervisor.DefaultStopTimeout+15*time.Second, "how long to wait for the restart to complete")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, waitHelp("restart"))
 	return cmd
 }
 
@@ -188,8 +195,22 @@ func control(cmd *cobra.Command, g *globals, verb string, timeout time.Duration,
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+	plan := planWait(cmd.Context(), layout.Home, timeout)
+	begun := time.Now()
+	ctx, cancel := plan.waitContext(cmd.Context(), func(ctx context.Context) (*supervisor.Status, error) {
+		resp, err := supervisor.CallHome(ctx, layout.Home, "status")
+		if err == nil && resp.Status == nil {
+			err = fmt.Errorf("status: no status in the answer: %s", termtext.Quote(resp.Error))
+		}
+		return resp.Status, err
+	})
 	defer cancel()
+	waited := func() string {
+		if plan.fixed > 0 {
+			return plan.fixed.String()
+		}
+		return time.Since(begun).Round(time.Second).String()
+	}
 	resp, err := supervisor.CallHome(ctx, layout.Home, verb)
 	switch {
 	case errors.Is(err, ctlsock.ErrNoEndpoint):
@@ -199,8 +220,8 @@ func control(cmd *cobra.Command, g *globals, verb string, timeout time.Duration,
 		return notRunning(err)
 	case errors.Is(err, os.ErrPermission):
 		return fmt.Errorf("%s: permission denied on the control endpoint: run as the user the supervisor runs as", verb)
-	case errors.Is(err, context.DeadlineExceeded) && cmd.Context().Err() == nil:
-		return stillRunning(cmd.Context(), layout, verb, timeout)
+	case err != nil && waitOver(ctx):
+		return stillRunning(cmd.Context(), layout, verb, waited())
 	case err != nil:
 		return err
 	case !resp.OK:
@@ -211,8 +232,11 @@ func control(cmd *cobra.Command, g *globals, verb string, timeout time.Duration,
 			// The answer comes just before the supervisor exits; stop
 			// returns once it has, as `systemctl stop` does.
 			if err := supervisor.AwaitSupervisorExit(ctx, resp.Status); err != nil {
+				if waitOver(ctx) {
+					err = errWaitOver
+				}
 				return fmt.Errorf("stop: the gateway is %s, but the supervisor (pid %d) has not exited within %s: %w; check with `hermes-supervisor status`",
-					termtext.Quote(string(resp.Status.State)), resp.Status.Supervisor.PID, timeout, err)
+					termtext.Quote(string(resp.Status.State)), resp.Status.Supervisor.PID, waited(), err)
 			}
 		}
 		if verb == "restart" && (resp.Status.State == supervisor.Served || resp.Status.State == supervisor.Parked) {
@@ -240,8 +264,9 @@ func unreachable(ctx context.Context, layout lockstore.Layout, verb string, call
 }
 
 // stillRunning explains a stop or restart that did not finish within the
-// client's --timeout: what still runs, and what to do about it.
-func stillRunning(ctx context.Context, layout lockstore.Layout, verb string, timeout time.Duration) error {
+// client's wait (--timeout, or the supervisor's stop budget): what still
+// runs, and what to do about it.
+func stillRunning(ctx context.Context, layout lockstore.Layout, verb string, waited string) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	what := "the supervisor has not finished"
@@ -257,7 +282,7 @@ func stillRunning(ctx context.Context, layout lockstore.Layout, verb string, tim
 		}
 	}
 	return fmt.Errorf("%s: not done after %s (%w): %s; it kills the gateway's process tree %s, "+
-		"so wait and check with `hermes-supervisor status`, or run %s again with a longer --timeout", verb, timeout, context.DeadlineExceeded, what, when, verb)
+		"so wait and check with `hermes-supervisor status`, or run %s again with a longer --timeout", verb, waited, context.DeadlineExceeded, what, when, verb)
 }
 
 // heldBack reports a restart the supervisor could not make because its
