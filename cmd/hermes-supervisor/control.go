@@ -133,7 +133,6 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 func newStopCmd(g *globals) *cobra.Command {
-	var timeout time.Duration
 	f := &serviceFlags{}
 	cmd := &cobra.Command{
 		Use:   "stop [--user|--system]",
@@ -143,6 +142,7 @@ when there is one this user may control (pass --user or --system when both are
 installed), and otherwise asks the supervisor over its control endpoint.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			timeout := f.stopWait
 			if err := checkWait(timeout); err != nil {
 				return err
 			}
@@ -164,7 +164,7 @@ installed), and otherwise asks the supervisor over its control endpoint.`,
 			})
 		},
 	}
-	cmd.Flags().DurationVar(&timeout, "timeout", 0, waitHelp("stop"))
+	cmd.Flags().DurationVar(&f.stopWait, "timeout", 0, waitHelp("stop"))
 	f.register(cmd, false, false)
 	return cmd
 }

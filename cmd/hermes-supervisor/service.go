@@ -26,6 +26,8 @@ type serviceFlags struct {
 	runAsInstaller                      bool
 	stopTimeout, wait                   time.Duration
 	watchdog                            time.Duration
+	// stopWait is stop's --timeout (0 when not given): see serviceWait.
+	stopWait time.Duration
 	// stopTimeoutSet says --stop-timeout was given: only then does it
 	// beat the config file's stop_timeout (see stopTimeoutOf).
 	stopTimeoutSet bool

@@ -67,6 +67,19 @@ func planWait(ctx context.Context, home string, fixed time.Duration) waitPlan {
 	return p
 }
 
+// serviceWait is how long a stop through the service manager waits where
+// that wait is ours (service.Config.StopWait: the Windows SCM): --timeout
+// when given; else all the running supervisor says its stop may take,
+// extensions included, since the wait ends once the service stops and the
+// supervisor ends its stop by then; else 0, the installed service's own
+// stop timeout and grace.
+func (p waitPlan) serviceWait() time.Duration {
+	if p.fixed == 0 && p.budget == nil {
+		return 0
+	}
+	return p.most
+}
+
 // String says the plan, for stop --dry-run.
 func (p waitPlan) String() string {
 	switch {

@@ -141,3 +141,25 @@ func TestStopBudgetBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestServiceWaitFollowsTheSupervisor: where the wait for a stopped
+// service is ours (the Windows SCM), it is --timeout when given, else all
+// the running supervisor says its stop may take, else the service's own.
+func TestServiceWaitFollowsTheSupervisor(t *testing.T) {
+	budget := &supervisor.StopBudget{Timeout: supervisor.Duration(5 * time.Minute), MaxExtension: supervisor.Duration(time.Minute),
+		KillGrace: supervisor.Duration(10 * time.Second)}
+	first, most, _ := budget.Bounds()
+	for _, tc := range []struct {
+		name string
+		plan waitPlan
+		want time.Duration
+	}{
+		{"--timeout", waitPlan{fixed: 2 * time.Second, first: 2 * time.Second, most: 2 * time.Second}, 2 * time.Second},
+		{"the supervisor's budget, extensions included", waitPlan{first: first, most: most, budget: budget}, 6*time.Minute + 25*time.Second},
+		{"no supervisor said: the service's own", waitPlan{first: defaultStopWait, most: defaultStopWait}, 0},
+	} {
+		if got := tc.plan.serviceWait(); got != tc.want {
+			t.Errorf("%s: serviceWait() = %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}

@@ -13,9 +13,18 @@ import (
 	"golang.org/x/sys/windows/svc/mgr"
 )
 
+// stopWait is how long a stop of the installed service waits for it to be
+// stopped: the SCM leaves that wait to us (see Config.StopWait).
+func (c Config) stopWait() time.Duration {
+	if c.StopWait > 0 {
+		return c.StopWait
+	}
+	return c.StopTimeout + stopGrace
+}
+
 func (SCM) uninstall(c Config) (Plan, error) {
 	var p Plan
-	wait := c.StopTimeout + stopGrace
+	wait := c.stopWait()
 	name := c.name()
 	p.do(fmt.Sprintf("stop service %s (through the control pipe of %s's supervisor when the service manager refuses, as it does while the service starts), wait up to %v until it is stopped, then delete it", name, c.Home, wait),
 		func(ctx context.Context) error {
@@ -65,7 +74,7 @@ func stopAndWait(ctx context.Context, c Config, s scmService, wait time.Duration
 
 func (SCM) control(c Config, verb string) (Plan, error) {
 	var p Plan
-	wait := c.StopTimeout + stopGrace
+	wait := c.stopWait()
 	name := c.name()
 	start := func(ctx context.Context) error { return startService(ctx, name) }
 	stop := func(ctx context.Context) error { return stopService(ctx, name, wait) }
@@ -74,9 +83,9 @@ func (SCM) control(c Config, verb string) (Plan, error) {
 		p.do("start service "+name, start)
 		waitRunning(&p, c)
 	case "stop":
-		p.do("stop service "+name+" and wait for it", stop)
+		p.do(fmt.Sprintf("stop service %s and wait up to %v until it is stopped", name, wait), stop)
 	case "restart":
-		p.do("stop service "+name+" and wait for it", stop)
+		p.do(fmt.Sprintf("stop service %s and wait up to %v until it is stopped", name, wait), stop)
 		p.do("start service "+name, start)
 		waitRunning(&p, c)
 	default:

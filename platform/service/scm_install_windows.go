@@ -169,7 +169,7 @@ func createOrUpdate(ctx context.Context, c Config, args []string, account string
 			// sets options that older service managers, and Wine's,
 			// reject); the start step below runs the new one.
 			defer s.Close()
-			if err := stopAndWait(ctx, c, s, c.StopTimeout+stopGrace); err != nil {
+			if err := stopAndWait(ctx, c, s, c.stopWait()); err != nil {
 				return err
 			}
 			bin := windows.EscapeArg(c.Exe)

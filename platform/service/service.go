@@ -49,6 +49,11 @@ type Config struct {
 	// StopTimeout is the supervisor's own stop timeout; the service
 	// manager waits longer than this before killing it.
 	StopTimeout time.Duration
+	// StopWait is how long a stop of the installed service waits where
+	// the service manager leaves the wait to us (the Windows SCM): what
+	// the running supervisor says its stop may take, or stop's --timeout.
+	// Zero: StopTimeout and the grace the service manager gives.
+	StopWait time.Duration
 	// UserHome is the installing user's home directory.
 	UserHome string
 	// UID is the installing user's id (launchd's gui/<uid> domain).
