@@ -2,6 +2,8 @@ package supervisor
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -277,5 +279,64 @@ func TestARestartTakesThePipesMadeWhileTheLastRan(t *testing.T) {
 	}
 	if m.s.spareOut != nil {
 		t.Fatal("the pipes given to the restart are still kept as the spare")
+	}
+}
+
+// A client that waits on a stop (stop, restart) reads when it ends from
+// the status (StopEndsBy): in every phase of a stop the supervisor still
+// works on, that must be no earlier than the end its own deadlines give,
+// the kill grace after a kill included. A client that read "no stop
+// pending" there would give up while the stop goes on.
+func TestStopEndsByCoversEveryPhaseOfAStop(t *testing.T) {
+	extend := func(m *machine) {
+		d := 30 * time.Second
+		m.s.heed(watchAction{extend: &d})
+	}
+	kill := func(m *machine) { m.s.fire(onKillDue, "test") }
+	for _, tc := range []struct {
+		setup string
+		then  []func(*machine)
+	}{
+		{setup: "stopping to exit"},
+		{setup: "stopping to restart"},
+		{setup: "stopping to exit", then: []func(*machine){extend}},
+		{setup: "killed to exit"},
+		{setup: "stopping to exit", then: []func(*machine){extend, kill}},
+		{setup: "hang takedown"},
+		{setup: "hang takedown", then: []func(*machine){kill}},
+	} {
+		name := tc.setup
+		if len(tc.then) > 0 {
+			name += fmt.Sprintf(" then %d steps", len(tc.then))
+		}
+		t.Run(name, func(t *testing.T) {
+			m := newMachine(t)
+			setup(m, tc.setup)
+			for _, f := range tc.then {
+				f(m)
+			}
+			if m.s.deadline == nil {
+				t.Fatal("no deadline armed: not a stop in progress")
+			}
+			// The supervisor's own latest end: its deadline, and the kill
+			// grace after it unless that deadline is the grace itself.
+			latest := m.s.deadline.(*testTimer).at
+			if !m.s.stop.killed {
+				latest = latest.Add(KillGrace)
+			}
+			// As a client reads it: through JSON.
+			b, err := json.Marshal(m.s.snapshot())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var st Status
+			if err := json.Unmarshal(b, &st); err != nil {
+				t.Fatal(err)
+			}
+			end, ok := st.StopEndsBy()
+			if !ok || end.Before(latest) {
+				t.Errorf("StopEndsBy() = %s, %v; the stop may go on until %s", end, ok, latest)
+			}
+		})
 	}
 }

@@ -185,16 +185,26 @@ const maxStopPart = 1000 * time.Hour
 
 // StopEndsBy is when the stop in progress ends at the latest, as the
 // supervisor now keeps it: its kill deadline (extensions included), plus
-// the kill grace and ownStopGrace. ok is false when no kill is pending.
+// the kill grace and ownStopGrace. A gateway still stopping with no kill
+// deadline shown has had its tree killed, or is a hung one being taken
+// down (hangKillGrace, then the kill): that ends within the kill grace of
+// the answer (UpdatedAt). ok is false when no stop of a gateway is under
+// way.
 func (st *Status) StopEndsBy() (t time.Time, ok bool) {
-	if st == nil || st.Child == nil || st.Child.KillAt == nil {
+	if st == nil || st.Child == nil {
 		return time.Time{}, false
 	}
 	grace := KillGrace
 	if _, _, ok := st.Stop.Bounds(); ok {
 		grace = time.Duration(st.Stop.KillGrace)
 	}
-	return st.Child.KillAt.Add(grace + ownStopGrace), true
+	switch {
+	case st.Child.KillAt != nil:
+		return st.Child.KillAt.Add(grace + ownStopGrace), true
+	case st.State == Stopping && !st.UpdatedAt.IsZero():
+		return st.UpdatedAt.Add(grace + ownStopGrace), true
+	}
+	return time.Time{}, false
 }
 
 // Up reports whether the supervisor is working to keep a gateway running

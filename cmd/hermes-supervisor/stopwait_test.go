@@ -25,9 +25,11 @@ func TestWaitFollowsTheSupervisorsStop(t *testing.T) {
 	margin := e.Sub(zero)
 	const ms = time.Millisecond
 	// answer is what one ask gets: an error, no kill pending, or a stop
-	// that ends endsIn after the wait began.
+	// that ends endsIn after the wait began: one whose kill is pending, or,
+	// with killed, one whose tree was killed and has its kill grace to go.
 	type answer struct {
 		fail   bool
+		killed bool
 		endsIn time.Duration
 	}
 	for _, tc := range []struct {
@@ -49,6 +51,8 @@ func TestWaitFollowsTheSupervisorsStop(t *testing.T) {
 			answers: []answer{{endsIn: 100 * ms}}, asks: 1, after: 200 * ms},
 		{name: "an extension is followed, twice", plan: waitPlan{first: 80 * ms, most: 10 * time.Second},
 			answers: []answer{{endsIn: 300 * ms}, {endsIn: 500 * ms}, {}}, asks: 3, after: 500 * ms},
+		{name: "a killed tree's kill grace is followed", plan: waitPlan{first: 80 * ms, most: time.Hour},
+			answers: []answer{{killed: true, endsIn: 300 * ms}, {}}, asks: 2, after: 300 * ms},
 		{name: "never past most", plan: waitPlan{first: 80 * ms, most: 400 * ms},
 			answers: []answer{{endsIn: time.Hour}}, asks: 1, after: 400 * ms},
 	} {
@@ -69,6 +73,10 @@ func TestWaitFollowsTheSupervisorsStop(t *testing.T) {
 				switch {
 				case a.fail:
 					return nil, errors.New("the endpoint did not answer")
+				case a.killed:
+					// No kill_at once the tree was killed: the answer's
+					// own time bounds what is left.
+					st.State, st.UpdatedAt = supervisor.Stopping, begun.Add(a.endsIn-margin)
 				case a.endsIn > 0:
 					kill := begun.Add(a.endsIn - margin)
 					st.Child.KillAt = &kill
