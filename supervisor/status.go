@@ -166,15 +166,20 @@ type StopBudget struct {
 // extension, most with every one the gateway may ask for; both with the
 // margin our own service manager gives (ownStopGrace), for the
 // supervisor's exit and its answer. A budget that no supervisor keeps (a
-// part that is negative, or past maxStopPart) is no budget: ok is false.
+// part that is negative, or a kill grace past maxStopPart) is no budget:
+// ok is false. A stop timeout or extension past maxStopPart, which the
+// flags accept (an extension meant as no limit), counts as maxStopPart:
+// refusing it would leave the client the 90 s of a supervisor that does
+// not say, shorter than the stop timeout it did say.
 func (b *StopBudget) Bounds() (first, most time.Duration, ok bool) {
 	if b == nil {
 		return 0, 0, false
 	}
 	t, x, g := time.Duration(b.Timeout), time.Duration(b.MaxExtension), time.Duration(b.KillGrace)
-	if t <= 0 || x < 0 || g < 0 || t > maxStopPart || x > maxStopPart || g > maxStopPart {
+	if t <= 0 || x < 0 || g < 0 || g > maxStopPart {
 		return 0, 0, false
 	}
+	t, x = min(t, maxStopPart), min(x, maxStopPart)
 	first = t + g + ownStopGrace
 	return first, first + x, true
 }

@@ -142,6 +142,12 @@ func TestStopBudgetBounds(t *testing.T) {
 		{"no timeout", &supervisor.StopBudget{KillGrace: d(10 * time.Second)}, 0, 0, false},
 		{"negative extension", &supervisor.StopBudget{Timeout: d(time.Second), MaxExtension: d(-time.Second)}, 0, 0, false},
 		{"overflowing", &supervisor.StopBudget{Timeout: d(1 << 62), MaxExtension: d(1 << 62), KillGrace: d(1 << 62)}, 0, 0, false},
+		// --stop-timeout and --max-stop-extension take any length: one past
+		// what a client believes still bounds the wait, at that limit.
+		{"an extension meant as no limit", &supervisor.StopBudget{Timeout: d(5 * time.Minute), MaxExtension: d(10000 * time.Hour), KillGrace: d(10 * time.Second)},
+			5*time.Minute + 25*time.Second, 5*time.Minute + 25*time.Second + 1000*time.Hour, true},
+		{"a stop timeout past the limit", &supervisor.StopBudget{Timeout: d(1 << 62), KillGrace: d(10 * time.Second)},
+			1000*time.Hour + 25*time.Second, 1000*time.Hour + 25*time.Second, true},
 	} {
 		first, most, ok := tc.b.Bounds()
 		if first != tc.first || most != tc.most || ok != tc.ok {
