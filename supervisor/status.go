@@ -162,56 +162,6 @@ type StopBudget struct {
 	KillGrace    Duration `json:"kill_grace"`
 }
 
-// Bounds returns how long a stop begun now may take: first without an
-// extension, most with every one the gateway may ask for; both with the
-// margin our own service manager gives (ownStopGrace), for the
-// supervisor's exit and its answer. A budget that no supervisor keeps (a
-// part that is negative, or a kill grace past maxStopPart) is no budget:
-// ok is false. A stop timeout or extension past maxStopPart, which the
-// flags accept (an extension meant as no limit), counts as maxStopPart:
-// refusing it would leave the client the 90 s of a supervisor that does
-// not say, shorter than the stop timeout it did say.
-func (b *StopBudget) Bounds() (first, most time.Duration, ok bool) {
-	if b == nil {
-		return 0, 0, false
-	}
-	t, x, g := time.Duration(b.Timeout), time.Duration(b.MaxExtension), time.Duration(b.KillGrace)
-	if t <= 0 || x < 0 || g < 0 || g > maxStopPart {
-		return 0, 0, false
-	}
-	t, x = min(t, maxStopPart), min(x, maxStopPart)
-	first = t + g + ownStopGrace
-	return first, first + x, true
-}
-
-// maxStopPart bounds each part of a StopBudget a client believes: a
-// sum of parts past it could overflow, and no stop is meant to take that.
-const maxStopPart = 1000 * time.Hour
-
-// StopEndsBy is when the stop in progress ends at the latest, as the
-// supervisor now keeps it: its kill deadline (extensions included), plus
-// the kill grace and ownStopGrace. A gateway still stopping with no kill
-// deadline shown has had its tree killed, or is a hung one being taken
-// down (hangKillGrace, then the kill): that ends within the kill grace of
-// the answer (UpdatedAt). ok is false when no stop of a gateway is under
-// way.
-func (st *Status) StopEndsBy() (t time.Time, ok bool) {
-	if st == nil || st.Child == nil {
-		return time.Time{}, false
-	}
-	grace := KillGrace
-	if _, _, ok := st.Stop.Bounds(); ok {
-		grace = time.Duration(st.Stop.KillGrace)
-	}
-	switch {
-	case st.Child.KillAt != nil:
-		return st.Child.KillAt.Add(grace + ownStopGrace), true
-	case st.State == Stopping && !st.UpdatedAt.IsZero():
-		return st.UpdatedAt.Add(grace + ownStopGrace), true
-	}
-	return time.Time{}, false
-}
-
 // Up reports whether the supervisor is working to keep a gateway running
 // (LSB status 0): anything but stopped, failed or parked. Served is up:
 // the profile's gateway runs, in another process.

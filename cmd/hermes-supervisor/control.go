@@ -155,7 +155,7 @@ installed), and otherwise asks the supervisor over its control endpoint.`,
 					return err
 				}
 				_, err = fmt.Fprintf(cmd.OutOrStdout(), "ask the supervisor at %s to stop, and %s\n",
-					termtext.Quote(ctlsock.Address(layout.Home)), planWait(cmd.Context(), layout.Home, timeout))
+					termtext.Quote(ctlsock.Address(layout.Home)), supervisor.PlanStopWait(cmd.Context(), layout.Home, timeout))
 				return err
 			}
 			return control(cmd, g, "stop", timeout, func(err error) error {
@@ -195,19 +195,13 @@ func control(cmd *cobra.Command, g *globals, verb string, timeout time.Duration,
 	if err != nil {
 		return err
 	}
-	plan := planWait(cmd.Context(), layout.Home, timeout)
+	plan := supervisor.PlanStopWait(cmd.Context(), layout.Home, timeout)
 	begun := time.Now()
-	ctx, cancel := plan.waitContext(cmd.Context(), func(ctx context.Context) (*supervisor.Status, error) {
-		resp, err := supervisor.CallHome(ctx, layout.Home, "status")
-		if err == nil && resp.Status == nil {
-			err = fmt.Errorf("status: no status in the answer: %s", termtext.Quote(resp.Error))
-		}
-		return resp.Status, err
-	})
+	ctx, cancel := plan.Context(cmd.Context(), supervisor.AskHome(layout.Home))
 	defer cancel()
 	waited := func() string {
-		if plan.fixed > 0 {
-			return plan.fixed.String()
+		if plan.Fixed > 0 {
+			return plan.Fixed.String()
 		}
 		return time.Since(begun).Round(time.Second).String()
 	}
@@ -220,7 +214,7 @@ func control(cmd *cobra.Command, g *globals, verb string, timeout time.Duration,
 		return notRunning(err)
 	case errors.Is(err, os.ErrPermission):
 		return fmt.Errorf("%s: permission denied on the control endpoint: run as the user the supervisor runs as", verb)
-	case err != nil && waitOver(ctx):
+	case err != nil && supervisor.WaitOver(ctx):
 		return stillRunning(cmd.Context(), layout, verb, waited())
 	case err != nil:
 		return err
@@ -232,8 +226,8 @@ func control(cmd *cobra.Command, g *globals, verb string, timeout time.Duration,
 			// The answer comes just before the supervisor exits; stop
 			// returns once it has, as `systemctl stop` does.
 			if err := supervisor.AwaitSupervisorExit(ctx, resp.Status); err != nil {
-				if waitOver(ctx) {
-					err = errWaitOver
+				if supervisor.WaitOver(ctx) {
+					err = supervisor.ErrWaitOver
 				}
 				return fmt.Errorf("stop: the gateway is %s, but the supervisor (pid %d) has not exited within %s: %w; check with `hermes-supervisor status`",
 					termtext.Quote(string(resp.Status.State)), resp.Status.Supervisor.PID, waited(), err)

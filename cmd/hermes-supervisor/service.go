@@ -26,7 +26,7 @@ type serviceFlags struct {
 	runAsInstaller                      bool
 	stopTimeout, wait                   time.Duration
 	watchdog                            time.Duration
-	// stopWait is stop's --timeout (0 when not given): see serviceWait.
+	// stopWait is stop's --timeout (0 when not given): see supervisor.StopWait.ServiceWait.
 	stopWait time.Duration
 	// stopTimeoutSet says --stop-timeout was given: only then does it
 	// beat the config file's stop_timeout (see stopTimeoutOf).

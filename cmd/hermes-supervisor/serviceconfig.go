@@ -71,7 +71,7 @@ func serviceConfig(ctx context.Context, g *globals, f *serviceFlags) (*globals, 
 	if c.StopTimeout <= 0 {
 		c.StopTimeout = supervisor.DefaultStopTimeout
 	}
-	c.StopWait = planWait(ctx, layout.Home, f.stopWait).serviceWait()
+	c.StopWait = supervisor.PlanStopWait(ctx, layout.Home, f.stopWait).ServiceWait()
 	if h, err := os.UserHomeDir(); err == nil {
 		c.UserHome = h
 	}
