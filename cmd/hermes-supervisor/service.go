@@ -26,7 +26,7 @@ type serviceFlags struct {
 	runAsInstaller                      bool
 	stopTimeout, wait                   time.Duration
 	watchdog                            time.Duration
-	// stopWait is stop's --timeout (0 when not given): see supervisor.StopWait.ServiceWait.
+	// stopWait is stop's --timeout (0 when not given): see askStopWait.
 	stopWait time.Duration
 	// stopTimeoutSet says --stop-timeout was given: only then does it
 	// beat the config file's stop_timeout (see stopTimeoutOf).
@@ -217,6 +217,8 @@ that user, with their Hermes home, lock directory and login PATH.`,
 					return service.Plan{}, err
 				}
 			}
+			// A reinstall stops the service it replaces first.
+			askStopWait(context.Background(), &c, 0)
 			p, err := m.Install(c, f.migrate)
 			if err == nil && c.Origins.StopTimeout.From != "" {
 				// run would read the file's value too, but the service
@@ -232,6 +234,7 @@ func newUninstallCmd(g *globals) *cobra.Command {
 		"Stop the service and remove its definition (logs and the Hermes home are kept)",
 		"Uninstall acts on the service that is installed, user or system; pass --user or --system\nwhen both are.",
 		func(m service.Manager, _ *globals, c service.Config, _ *serviceFlags) (service.Plan, error) {
+			askStopWait(context.Background(), &c, 0)
 			return m.Uninstall(c)
 		})
 }
@@ -261,6 +264,7 @@ func stopService(cmd *cobra.Command, g *globals, f *serviceFlags) (bool, error) 
 	if err != nil || !found || !service.MayControl(def.System) {
 		return false, err
 	}
+	askStopWait(cmd.Context(), &c, f.stopWait)
 	p, err := m.Control(c, "stop")
 	if err != nil {
 		return false, err

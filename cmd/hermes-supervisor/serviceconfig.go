@@ -71,7 +71,6 @@ func serviceConfig(ctx context.Context, g *globals, f *serviceFlags) (*globals, 
 	if c.StopTimeout <= 0 {
 		c.StopTimeout = supervisor.DefaultStopTimeout
 	}
-	c.StopWait = supervisor.PlanStopWait(ctx, layout.Home, f.stopWait).ServiceWait()
 	if h, err := os.UserHomeDir(); err == nil {
 		c.UserHome = h
 	}
@@ -86,6 +85,15 @@ func serviceConfig(ctx context.Context, g *globals, f *serviceFlags) (*globals, 
 	c.Origins = origins(sg, acct)
 	c.Origins.StopTimeout = stopFrom
 	return sg, c, nil
+}
+
+// askStopWait sets c.StopWait for a command about to stop the installed
+// service of c.Home (stop, uninstall, a reinstall), from fixed (stop's
+// --timeout) or the running supervisor's answer. It is asked there and
+// not in serviceConfig: no other command uses the answer, and a supervisor
+// that cannot answer (stopped by Ctrl-Z) holds each ask for its whole 2 s.
+func askStopWait(ctx context.Context, c *service.Config, fixed time.Duration) {
+	c.StopWait = supervisor.PlanStopWait(ctx, c.Home, fixed).ServiceWait()
 }
 
 // stopTimeoutOf is the stop timeout the service's run would use, which
