@@ -9,7 +9,7 @@ import (
 )
 
 // TestWaitFollowsTheSupervisorsStop holds the wait of stop and restart to
-// the supervisor's own Budget: it ends at the plan's first end unless the
+// the supervisor's own budget: it ends at the plan's first end unless the
 // supervisor then reports a kill deadline further out (the gateway asked
 // for more time), follows each such report, and never passes the plan's
 // most. The clock is real: each case checks when the wait ended against
