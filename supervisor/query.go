@@ -37,6 +37,28 @@ func stoppedError(st *Status) error {
 		"run `fg` in its shell, or `kill -CONT %d`", ErrSupervisorStopped, st.Supervisor.PID, st.Supervisor.PID)
 }
 
+// NotStopped returns an error wrapping ErrSupervisorStopped when the
+// supervisor of the home is stopped (Ctrl-Z, SIGSTOP, a debugger), else
+// nil. Asked anything, such a supervisor would only use up the caller's
+// wait, and would act on a stop or restart sent now whenever it got
+// SIGCONT, long after its caller gave up. Its state file names it, and
+// its process state says so now.
+func NotStopped(ctx context.Context, layout lockstore.Layout) error {
+	return notStopped(ctx, layout, procstate.NewProber(procstate.Options{StartTolerance: -1}))
+}
+
+func notStopped(ctx context.Context, layout lockstore.Layout, prober *procstate.Prober) error {
+	st, err := ReadStatusFile(layout.SupervisorState())
+	if err != nil {
+		return nil
+	}
+	self, argvEqual := st.supervisorSelf()
+	if prober.Liveness(ctx, self, argvEqual).Verdict == procstate.Stopped {
+		return stoppedError(st)
+	}
+	return nil
+}
+
 // AwaitSupervisorExit waits until the supervisor st names has exited, or
 // ctx ends. A supervisor answers a stop just before it exits, and until it
 // has, its service manager still counts the service up (systemd:
@@ -87,13 +109,8 @@ func QueryStatus(ctx context.Context, layout lockstore.Layout) (*Status, error) 
 		return nil, fmt.Errorf("%s is a file: %w: pass --home a directory", layout.Home, ErrHomeNotDir)
 	}
 	prober := procstate.NewProber(procstate.Options{StartTolerance: -1})
-	// A stopped supervisor cannot answer: asked, it would only use up the
-	// timeout. Its state file names it, and its process state says so now.
-	if st, err := ReadStatusFile(layout.SupervisorState()); err == nil {
-		self, argvEqual := st.supervisorSelf()
-		if prober.Liveness(ctx, self, argvEqual).Verdict == procstate.Stopped {
-			return nil, stoppedError(st)
-		}
+	if err := notStopped(ctx, layout, prober); err != nil {
+		return nil, err
 	}
 	callCtx, cancel := answerContext(ctx)
 	resp, err := CallHome(callCtx, layout.Home, "status")

@@ -195,6 +195,9 @@ func control(cmd *cobra.Command, g *globals, verb string, timeout time.Duration,
 	if err != nil {
 		return err
 	}
+	if err := supervisor.NotStopped(cmd.Context(), layout); err != nil {
+		return fmt.Errorf("%s: %w", verb, err)
+	}
 	plan := supervisor.PlanStopWait(cmd.Context(), layout.Home, timeout)
 	begun := time.Now()
 	ctx, cancel := plan.Context(cmd.Context(), supervisor.AskHome(layout.Home))
