@@ -89,10 +89,14 @@ func serviceConfig(ctx context.Context, g *globals, f *serviceFlags) (*globals, 
 
 // askStopWait sets c.StopWait for a command about to stop the installed
 // service of c.Home (stop, uninstall, a reinstall), from fixed (stop's
-// --timeout) or the running supervisor's answer. It is asked there and
-// not in serviceConfig: no other command uses the answer, and a supervisor
-// that cannot answer (stopped by Ctrl-Z) holds each ask for its whole 2 s.
+// --timeout) or the running supervisor's answer, where the service
+// manager waits it (service.WaitsOnStop). It is asked there and not in
+// serviceConfig: no other command uses the answer, and a supervisor that
+// cannot answer (stopped by Ctrl-Z) holds each ask for its whole 2 s.
 func askStopWait(ctx context.Context, c *service.Config, fixed time.Duration) {
+	if !service.WaitsOnStop() {
+		return
+	}
 	c.StopWait = supervisor.PlanStopWait(ctx, c.Home, fixed).ServiceWait()
 }
 

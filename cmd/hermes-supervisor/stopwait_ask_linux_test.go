@@ -9,11 +9,11 @@ import (
 	"github.com/hermes-agent/hermes-supervisor/platform/service"
 )
 
-// TestServiceStopAsksHowLongOnce: a stop or uninstall of an installed
-// service asks the running supervisor once how long its stop may take
-// (the wait the Windows SCM's stop uses; systemd keeps its own), and a
-// stop with --timeout asks nothing.
-func TestServiceStopAsksHowLongOnce(t *testing.T) {
+// TestSystemdStopAsksNothing: how long the running supervisor says its
+// stop may take is the wait of the Windows SCM's stop alone; systemd keeps
+// its own (TimeoutStopSec), so a stop, uninstall or start of an installed
+// unit never asks it, nor waits on a supervisor that cannot answer.
+func TestSystemdStopAsksNothing(t *testing.T) {
 	env := askEnv(t)
 	unit := service.Systemd{}.UnitPath(service.Config{UserHome: env["HOME"]})
 	if err := os.MkdirAll(filepath.Dir(unit), 0o700); err != nil {
@@ -23,9 +23,9 @@ func TestServiceStopAsksHowLongOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkAsks(t, env, []askCase{
-		{[]string{"stop", "--dry-run"}, "systemctl --user stop", 1},
+		{[]string{"stop", "--dry-run"}, "systemctl --user stop", 0},
 		{[]string{"stop", "--dry-run", "--timeout", "5s"}, "systemctl --user stop", 0},
-		{[]string{"uninstall", "--dry-run"}, "systemctl --user disable", 1},
+		{[]string{"uninstall", "--dry-run"}, "systemctl --user disable", 0},
 		{[]string{"start", "--dry-run"}, "systemctl --user start", 0},
 	})
 }

@@ -264,6 +264,12 @@ type Manager interface {
 	Control(c Config, verb string) (Plan, error)
 }
 
+// WaitsOnStop reports whether this OS's service manager leaves the wait
+// for a stopped service to us, which then waits Config.StopWait (the
+// Windows SCM): only then is the supervisor asked how long its stop may
+// take.
+func WaitsOnStop() bool { return waitsOnStop }
+
 // MayControl reports whether this process may start and stop the service
 // of that scope itself: anyone their own, only root (an administrator) the
 // machine's.

@@ -13,6 +13,8 @@ type unsupported struct{}
 
 func newManager() Manager { return unsupported{} }
 
+const waitsOnStop = false
+
 func (unsupported) Install(Config, bool) (Plan, error) { return Plan{}, unsupportedErr() }
 func (unsupported) Uninstall(Config) (Plan, error)     { return Plan{}, unsupportedErr() }
 func (unsupported) Installed(Config) []Definition      { return nil }
