@@ -154,6 +154,11 @@ installed), and otherwise asks the supervisor over its control endpoint.`,
 				if err != nil {
 					return err
 				}
+				// What the stop would do: refuse a stopped supervisor at
+				// once, not ask it how long and plan a wait it never gets.
+				if err := supervisor.NotStopped(cmd.Context(), layout); err != nil {
+					return fmt.Errorf("stop: %w", err)
+				}
 				_, err = fmt.Fprintf(cmd.OutOrStdout(), "ask the supervisor at %s to stop, and %s\n",
 					termtext.Quote(ctlsock.Address(layout.Home)), supervisor.PlanStopWait(cmd.Context(), layout.Home, timeout))
 				return err
