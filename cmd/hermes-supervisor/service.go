@@ -60,7 +60,7 @@ func (f *serviceFlags) register(cmd *cobra.Command, install, wait bool) {
 // serviceCmd builds a command that turns the service flags into a plan of
 // the OS's service manager and prints or applies it. Every command but
 // install acts on the definition that exists (see pickDefinition).
-func serviceCmd(g *globals, install, wait bool, use, short, long string, plan func(service.Manager, *globals, service.Config, *serviceFlags) (service.Plan, error)) *cobra.Command {
+func serviceCmd(g *globals, install, wait bool, use, short, long string, plan func(context.Context, service.Manager, *globals, service.Config, *serviceFlags) (service.Plan, error)) *cobra.Command {
 	f := &serviceFlags{}
 	cmd := &cobra.Command{
 		Use:   use,
@@ -91,7 +91,7 @@ func serviceCmd(g *globals, install, wait bool, use, short, long string, plan fu
 				}
 			}
 			c.StopSupervisor = stopSupervisor(c.Home)
-			p, err := plan(m, sg, c, f)
+			p, err := plan(cmd.Context(), m, sg, c, f)
 			if err != nil {
 				return err
 			}
@@ -185,8 +185,8 @@ gateway too: install warns about it, and with --migrate stops and disables it.
 
 Under sudo, --system installs for the user who ran sudo: the service runs as
 that user, with their Hermes home, lock directory and login PATH.`,
-		func(m service.Manager, sg *globals, c service.Config, f *serviceFlags) (service.Plan, error) {
-			if err := refuseServed(context.Background(), c, f); err != nil {
+		func(ctx context.Context, m service.Manager, sg *globals, c service.Config, f *serviceFlags) (service.Plan, error) {
+			if err := refuseServed(ctx, c, f); err != nil {
 				return service.Plan{}, err
 			}
 			argv, err := gatewayFound(sg, f, c)
@@ -218,7 +218,7 @@ that user, with their Hermes home, lock directory and login PATH.`,
 				}
 			}
 			// A reinstall stops the service it replaces first.
-			askStopWait(context.Background(), &c, 0)
+			askStopWait(ctx, &c, 0)
 			p, err := m.Install(c, f.migrate)
 			if err == nil && c.Origins.StopTimeout.From != "" {
 				// run would read the file's value too, but the service
@@ -233,8 +233,8 @@ func newUninstallCmd(g *globals) *cobra.Command {
 	return serviceCmd(g, false, false, "uninstall [--user|--system] [--dry-run]",
 		"Stop the service and remove its definition (logs and the Hermes home are kept)",
 		"Uninstall acts on the service that is installed, user or system; pass --user or --system\nwhen both are.",
-		func(m service.Manager, _ *globals, c service.Config, _ *serviceFlags) (service.Plan, error) {
-			askStopWait(context.Background(), &c, 0)
+		func(ctx context.Context, m service.Manager, _ *globals, c service.Config, _ *serviceFlags) (service.Plan, error) {
+			askStopWait(ctx, &c, 0)
 			return m.Uninstall(c)
 		})
 }
@@ -243,7 +243,7 @@ func newStartCmd(g *globals) *cobra.Command {
 	return serviceCmd(g, false, true, "start [--user|--system] [--dry-run] [--wait D]",
 		"Start the installed service (use `run` to supervise in the foreground instead)",
 		"Start starts the service that is installed, user or system (pass --user or --system\nwhen both are), and waits until it runs (--wait).",
-		func(m service.Manager, _ *globals, c service.Config, _ *serviceFlags) (service.Plan, error) {
+		func(_ context.Context, m service.Manager, _ *globals, c service.Config, _ *serviceFlags) (service.Plan, error) {
 			return m.Control(c, "start")
 		})
 }
