@@ -12,11 +12,13 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/sweepbin"
 	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
@@ -456,7 +458,28 @@ func sweepManyBatches(t *testing.T, s *Store, l Layout, live, dead procstate.Ide
 	if len(seen) != n {
 		t.Fatalf("%d of %d files judged", len(seen), n)
 	}
-	if des, err := os.ReadDir(l.SweepBin()); err != nil || len(des) != 0 {
-		t.Fatalf("the bin holds %d files (%v); want none", len(des), err)
+	if left := binHolds(t, l); len(left) != 0 {
+		t.Fatalf("the bins hold %v; want nothing", left)
 	}
+}
+
+// binHolds lists what the bin and its workers' bins hold but those bins
+// themselves, each of which must be a private directory of ours.
+func binHolds(t *testing.T, l Layout) []string {
+	t.Helper()
+	left, err := sweepbin.Files(l.SweepBin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := sweepbin.WorkerBins(l.SweepBin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ws {
+		fi, err := os.Lstat(p)
+		if err != nil || fi.Mode().Perm() != 0o700 || fi.Sys().(*syscall.Stat_t).Uid != uint32(os.Geteuid()) {
+			t.Errorf("worker bin %s: %v, %v; want mode 0700 and ours", p, fi, err)
+		}
+	}
+	return left
 }

@@ -120,8 +120,9 @@ func (s *Store) Release(ctx context.Context, owner procstate.Identity) ([]Entry,
 	errs := []error{err, derr}
 	var bin *sweepBin
 	if len(js) > 0 {
-		bin = newSweepBin(dirs.bin) // a tag costs a getrandom: only for a file to move
+		bin = newSweepBin(dirs.bin, s.log) // a tag costs a getrandom: only for a file to move
 	}
+	defer bin.close()
 	es := make([]Entry, len(js))
 	for i := range js {
 		e := &js[i]

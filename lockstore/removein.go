@@ -68,13 +68,13 @@ func (s *Store) asideIn(ctx context.Context, ld *safefs.Dir, bin *sweepBin, name
 	back := func(n string) error { return moveNoReplaceIn(to, aside, ld, n) }
 	st, err := to.Stamp(aside)
 	if err == nil && !st.SameFile(e.stamp) || errors.Is(err, safefs.ErrNotRegular) {
-		s.putBack(e, name, asideName(to, ld, aside), back)
+		s.putBack(e, name, bin.placeOf(aside), back)
 		return
 	}
 	if err != nil || !st.Same(e.stamp) {
 		now, _, err := to.Read(aside, MaxRecordSize+1)
 		if s.claimedSince(ctx, now, err, e) {
-			s.giveBack(e, name, asideName(to, ld, aside), back)
+			s.giveBack(e, name, bin.placeOf(aside), back)
 			return
 		}
 	}
@@ -97,19 +97,10 @@ func (s *Store) quarantineIn(ctx context.Context, ld *safefs.Dir, bin *sweepBin,
 		// Not left aside, where a later sweep deletes leftovers: back
 		// under its name, as it was judged, for a person to see.
 		if perr := moveNoReplaceIn(to, aside, ld, name); perr != nil {
-			err = fmt.Errorf("%w; and it could not be put back, so it is at %s: move it back by hand before a later sweep removes it as a leftover: %w", err, asideName(to, ld, aside), perr)
+			err = fmt.Errorf("%w; and it could not be put back, so it is at %s: move it back by hand before a later sweep removes it as a leftover: %w", err, bin.placeOf(aside), perr)
 		}
 		s.fail(e, "move aside", err)
 	})
-}
-
-// asideName is where a file moved aside as aside in to lies, for a
-// message: in the bin, or beside its name.
-func asideName(to, ld *safefs.Dir, aside string) string {
-	if to != ld {
-		return filepath.Join(binName, aside)
-	}
-	return aside
 }
 
 // moveNoReplaceIn is moveNoReplace between two opened directories: it

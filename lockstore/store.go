@@ -190,7 +190,7 @@ const judgeBatch = 2048
 // caller acts in: its files are read through it, so that what is judged
 // is in the directory acted on. The error joins every file's, as judged
 // or as acted on.
-func (s *Store) judgeEach(ctx context.Context, ld *safefs.Dir, bin *sweepBin, rel released, leftovers bool, act func(e *judged), f func(js []judged)) (*Entry, error) {
+func (s *Store) judgeEach(ctx context.Context, ld *safefs.Dir, bin *sweepBin, rel released, leftovers bool, act func(worker int, e *judged), f func(js []judged)) (*Entry, error) {
 	var errs []error
 	w := s.workers()
 	done := func(js []judged) {
@@ -203,7 +203,7 @@ func (s *Store) judgeEach(ctx context.Context, ld *safefs.Dir, bin *sweepBin, re
 	}
 	actOn := func(js []judged) {
 		if act != nil {
-			parallelBy(w, len(js), fileItems, func(i int) { act(&js[i]) })
+			parallelOn(w, len(js), fileItems, func(worker, i int) { act(worker, &js[i]) })
 		}
 	}
 	home, runs, err := s.judgeHomeFiles(ctx, rel, leftovers)
@@ -320,7 +320,7 @@ func (s *Store) judgeHomeFiles(ctx context.Context, rel released, leftovers bool
 // of rel released), leftovers by age; other names are not ours to judge.
 // Every file is read first; then each is judged and, with act, acted on
 // at once by the goroutine that judged it.
-func (s *Store) judgeLockFiles(ctx context.Context, w int, lockFiles []judged, names []string, ld *safefs.Dir, rel released, act func(e *judged)) []judged {
+func (s *Store) judgeLockFiles(ctx context.Context, w int, lockFiles []judged, names []string, ld *safefs.Dir, rel released, act func(worker int, e *judged)) []judged {
 	acting := act != nil
 	found := make([]bool, len(names))
 	parallelBy(w, len(names), fileItems, func(i int) {
@@ -353,7 +353,7 @@ func (s *Store) judgeLockFiles(ctx context.Context, w int, lockFiles []judged, n
 	// before it, since a gateway continued, or a pid reused, after a look
 	// may have written a record read later (TestLookTakenAfterTheRead).
 	r := s.rules(ctx)
-	parallelBy(w, len(names), fileItems, func(i int) {
+	parallelOn(w, len(names), fileItems, func(worker, i int) {
 		e := &lockFiles[i]
 		switch {
 		case !found[i]:
@@ -365,7 +365,7 @@ func (s *Store) judgeLockFiles(ctx context.Context, w int, lockFiles []judged, n
 			s.settle(e, r.scopedLockFile(e.facts))
 		}
 		if found[i] && acting {
-			act(e)
+			act(worker, e)
 		}
 		s.closeOpen(e) // kept, or not removed: no longer kept from other files
 	})

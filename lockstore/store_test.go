@@ -921,7 +921,7 @@ func TestSweepReportsEachActErrorOnce(t *testing.T) {
 			writeRecord(t, p, deadIdentity(t), l.Home)
 			want = append(want, p)
 		}
-		act := func(e *judged) {
+		act := func(_ int, e *judged) {
 			if e.Action == ActionSweep {
 				s.fail(e, "remove", errors.New("injected"))
 			}

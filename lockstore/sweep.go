@@ -120,12 +120,14 @@ func (s *Store) sweep(ctx context.Context, dryRun bool, k sweepKind, rel release
 		derr = errors.Join(derr, s.openLockDir(&dirs))
 	}
 	ld := dirs.ld // the lock dir's files are judged and acted on through it
-	bin := newSweepBin(dirs.bin)
+	bin := newSweepBin(dirs.bin, s.log)
+	defer bin.close()
 	sum := Summary{Actions: map[Action]int{}}
-	var act func(e *judged)
+	var act func(worker int, e *judged)
 	if !dryRun {
-		// Each file's rename, re-check and unlink touch that file alone.
-		act = func(e *judged) { s.act(ctx, dirs, ld, bin, e, k != anySweep) }
+		// Each file's rename, re-check and unlink touch that file alone,
+		// and its goroutine's bin.
+		act = func(worker int, e *judged) { s.act(ctx, dirs, ld, bin.forWorker(worker), e, k != anySweep) }
 	}
 	changed, kept := 0, 0 // per-file lines logged of each budget
 	report := func(js []judged) {

@@ -39,28 +39,36 @@ const fileItems = 32
 // goroutine's thread would take longer to wake than they take. It
 // returns once every item is done.
 func parallelBy(w, n, per int, f func(i int)) {
+	parallelOn(w, n, per, func(_, i int) { f(i) })
+}
+
+// parallelOn is parallelBy telling f which goroutine runs it: 0 for the
+// caller's, 1 to w-1 for the others, each number on one goroutine at a
+// time, so that f may keep what is its goroutine's by that number (the
+// sweep's bins) without a lock.
+func parallelOn(w, n, per int, f func(worker, i int)) {
 	workers := min(w, n/per)
 	if workers < 2 {
 		for i := range n {
-			f(i)
+			f(0, i)
 		}
 		return
 	}
 	var next atomic.Int64
-	work := func() {
+	work := func(wk int) {
 		for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-			f(i)
+			f(wk, i)
 		}
 	}
 	var wg sync.WaitGroup
 	wg.Add(workers - 1)
-	for range workers - 1 {
+	for k := range workers - 1 {
 		go func() {
 			defer wg.Done()
-			work()
+			work(k + 1)
 		}()
 	}
-	work()
+	work(0)
 	wg.Wait()
 }
 

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/sweepbin"
 	"github.com/hermes-agent/hermes-supervisor/internal/testkit/syncbuf"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/demogateway"
@@ -468,9 +469,10 @@ func lockFiles(t *testing.T, dir string) []string {
 	var names []string
 	for _, e := range ents {
 		if e.Name() == filepath.Base(bin) {
-			// The sweep's own directory: to be empty, not listed.
-			if left, err := os.ReadDir(bin); err != nil || len(left) > 0 {
-				t.Fatalf("the sweep's bin %s holds %v (%v); want it empty", bin, left, err)
+			// The sweep's own directory: to hold nothing but its
+			// goroutines' bins, themselves empty; not listed.
+			if left, err := sweepbin.Files(bin); err != nil || len(left) > 0 {
+				t.Fatalf("the sweep's bin %s holds %v (%v); want nothing", bin, left, err)
 			}
 			continue
 		}

@@ -44,6 +44,7 @@ var rank = map[string]int{
 	"internal/testsuite/systemdtest": 6,
 	"platform/service":               2,
 	"internal/testkit/testdir":       0,
+	"internal/testkit/sweepbin":      0,
 	"internal/testkit/syncbuf":       0,
 	"internal/testkit/silentsock":    0,
 	"internal/testkit/fullpipe":      0,

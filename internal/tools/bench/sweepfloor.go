@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync"
 	"time"
 
@@ -58,7 +59,8 @@ func (o *owners) floorRound(ctx context.Context, n int, rnd *rand.Rand) (time.Du
 }
 
 // bareSweep lists dir and removes the files keep does not name through a
-// bin in it, on w goroutines.
+// bin in it, on w goroutines, each with a bin of its own as a sweep's
+// goroutines have.
 func bareSweep(dir string, keep map[string]bool, w int) error {
 	ld, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -81,11 +83,24 @@ func bareSweep(dir string, keep map[string]bool, w int) error {
 	errs := make([]error, w)
 	var wg sync.WaitGroup
 	for k := range min(w, len(names)) {
+		// As a sweep's goroutines do, each moves into a bin of its own:
+		// the first into the bin, the others into bin/<k>.
+		mine := bin
+		if k > 0 {
+			sub := strconv.Itoa(k)
+			if err := unix.Mkdirat(bin, sub, 0o700); err != nil {
+				return err
+			}
+			if mine, err = unix.Openat(bin, sub, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+				return err
+			}
+			defer unix.Close(mine)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := k; i < len(names) && errs[k] == nil; i += w {
-				errs[k] = bareOne(ld, bin, names[i], keep[names[i]])
+				errs[k] = bareOne(ld, mine, names[i], keep[names[i]])
 			}
 		}()
 	}

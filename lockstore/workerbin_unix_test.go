@@ -1,0 +1,227 @@
+//go:build unix
+
+package lockstore
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
+)
+
+// openTestBin opens l's lock dir and its bin as a sweep does.
+func openTestBin(t *testing.T, s *Store) *sweepBin {
+	t.Helper()
+	dirs, err := s.openDirs()
+	if err == nil {
+		err = s.openLockDir(&dirs)
+	}
+	if err != nil || dirs.bin == nil {
+		t.Fatalf("open the bin: %v (bin %v)", err, dirs.bin)
+	}
+	b := newSweepBin(dirs.bin, s.log)
+	t.Cleanup(func() { b.close(); dirs.close() })
+	return b
+}
+
+// TestForWorkerGivesEachGoroutineABinOfItsOwn: the first goroutine moves
+// into the bin, each of the next workerBins-1 into a private directory
+// of its own in it, made on first use, and the rest share the bin.
+func TestForWorkerGivesEachGoroutineABinOfItsOwn(t *testing.T) {
+	s, l := newStore(t)
+	b := openTestBin(t, s)
+	if got := b.forWorker(0); got != b {
+		t.Fatalf("worker 0: %+v, want the bin itself", got)
+	}
+	seen := map[*sweepBin]bool{b: true}
+	for k := 1; k < workerBins; k++ {
+		w := b.forWorker(k)
+		if seen[w] {
+			t.Fatalf("worker %d shares a bin", k)
+		}
+		seen[w] = true
+		if w.tag != b.tag || w.rel != filepath.Join(binName, strconv.Itoa(k)) {
+			t.Errorf("worker %d: tag %q, at %q; want the sweep's tag %q, at %s/%d", k, w.tag, w.rel, b.tag, binName, k)
+		}
+		if again := b.forWorker(k); again != w {
+			t.Errorf("worker %d: asked again, another bin", k)
+		}
+		fi, err := os.Lstat(filepath.Join(l.SweepBin(), strconv.Itoa(k)))
+		if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+			t.Errorf("worker %d's bin: %v, %v; want a directory of mode 0700", k, fi, err)
+		}
+	}
+	for _, k := range []int{workerBins, workerBins + 1, 64} {
+		if got := b.forWorker(k); got != b {
+			t.Errorf("worker %d: its own bin; want the bin itself", k)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(l.SweepBin(), strconv.Itoa(workerBins))); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a bin was made for worker %d: %v", workerBins, err)
+	}
+	var none *sweepBin // no bin (Windows, an unsafe bin): none for any worker
+	if none.forWorker(1) != nil {
+		t.Error("no bin, yet a worker's bin")
+	}
+}
+
+// TestWorkerBinsAreOnlyOurOwnDirectories: a worker's bin that is a link,
+// that others may enter, that another user owns, or that is a file is
+// never moved into nor swept: its goroutine moves into the bin itself,
+// a full sweep still removes every stale lock, and an old file of the
+// bin's shape behind it is left alone.
+func TestWorkerBinsAreOnlyOurOwnDirectories(t *testing.T) {
+	old := time.Now().Add(-time.Hour)
+	tests := []struct {
+		name string
+		make func(t *testing.T, at string) (inside string)
+	}{
+		{"a link to another directory", func(t *testing.T, at string) string {
+			elsewhere := testdir.New(t)
+			if err := os.Symlink(elsewhere, at); err != nil {
+				t.Fatal(err)
+			}
+			return elsewhere
+		}},
+		{"a directory anyone may enter", func(t *testing.T, at string) string {
+			if err := os.Mkdir(at, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(at, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			return at
+		}},
+		{"another user's directory", func(t *testing.T, at string) string {
+			if err := os.Mkdir(at, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Lchown(at, os.Geteuid()+1, os.Getegid()); err != nil {
+				t.Fatalf("chown (the suite runs as root in CI): %v", err)
+			}
+			return at
+		}},
+		{"a file", func(t *testing.T, at string) string {
+			if err := os.WriteFile(at, []byte("x"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return ""
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, l := newStore(t)
+			if err := os.Mkdir(l.SweepBin(), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			at := filepath.Join(l.SweepBin(), "1")
+			inside := tt.make(t, at)
+			var bait string
+			if inside != "" {
+				bait = filepath.Join(inside, "telegram-bot-token-0123456789abcdef.lock.0123456789abcdef")
+				if err := os.WriteFile(bait, []byte("bait"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chtimes(bait, old, old); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before, err := os.Lstat(at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := openTestBin(t, s)
+			if got := b.forWorker(1); got != b {
+				t.Fatalf("worker 1 got %q; want the bin itself", got.rel)
+			}
+
+			s.WithWorkers(4)
+			dead := deadIdentity(t)
+			const n = 4 * 2 * fileItems
+			for i := range n {
+				writeRecord(t, l.ScopedLock("telegram-bot-token", strconv.Itoa(i)), dead, l.Home)
+			}
+			es, err := s.Sweep(context.Background(), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			swept := 0
+			for _, e := range es {
+				if e.Kind == KindScopedLock && e.Action == ActionSwept {
+					swept++
+				}
+				if e.Path == bait || filepath.Dir(e.Path) == at {
+					t.Errorf("judged behind the refused bin: %+v", e)
+				}
+			}
+			if swept != n {
+				t.Errorf("%d of %d stale locks swept", swept, n)
+			}
+			if bait != "" {
+				if got, err := os.ReadFile(bait); err != nil || string(got) != "bait" {
+					t.Errorf("the file behind the refused bin = %q, %v; want it intact", got, err)
+				}
+			}
+			after, err := os.Lstat(at)
+			if err != nil || after.Mode() != before.Mode() || !os.SameFile(before, after) {
+				t.Errorf("the refused bin was changed: %v, %v; was %v", after, err, before)
+			}
+		})
+	}
+}
+
+// TestWorkerBinLeftoversAreJudgedByAge: what a killed sweep left in a
+// worker's bin is judged as the bin's own leftovers are: an old file of
+// the bin's shape goes, a recent one (another sweep's, between its rename
+// and its unlink) stays, and a name of another shape is not ours.
+func TestWorkerBinLeftoversAreJudgedByAge(t *testing.T) {
+	s, l := newStore(t)
+	wbin := filepath.Join(l.SweepBin(), "3")
+	if err := os.MkdirAll(wbin, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(l.SweepBin(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, age time.Duration) string {
+		p := filepath.Join(wbin, name)
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now().Add(-age)
+		if err := os.Chtimes(p, at, at); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	oldOne := write("telegram-bot-token-0123456789abcdef.lock.0123456789abcdef", time.Hour)
+	recent := write("telegram-bot-token-fedcba9876543210.lock.0123456789abcdef", 0)
+	other := write("notes.txt", time.Hour)
+	es, err := s.Sweep(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := byPath(es)
+	if e := got[oldOne]; e.Action != ActionSwept {
+		t.Errorf("the old leftover: %+v, want swept", e)
+	}
+	if _, err := os.Lstat(oldOne); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the old leftover is still there: %v", err)
+	}
+	if e := got[recent]; e.Action != ActionKeep {
+		t.Errorf("the recent leftover: %+v, want kept", e)
+	}
+	if _, ok := got[other]; ok {
+		t.Errorf("a name not of the bin's shape was judged: %+v", got[other])
+	}
+	for _, p := range []string{recent, other} {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("%s: %v, want it kept", p, err)
+		}
+	}
+}
