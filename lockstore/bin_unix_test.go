@@ -99,45 +99,7 @@ func TestSweepPutsAClaimBackFromTheBin(t *testing.T) {
 // the next Hold: its name, mode and owner are checked again then.
 func TestSweepRefusesAnUnsafeBin(t *testing.T) {
 	old := time.Now().Add(-time.Hour)
-	tests := []struct {
-		name string
-		make func(t *testing.T, bin string) (inside string)
-	}{
-		{"a link to another directory", func(t *testing.T, bin string) string {
-			_ = os.Remove(bin)
-			elsewhere := testdir.New(t)
-			if err := os.Symlink(elsewhere, bin); err != nil {
-				t.Fatal(err)
-			}
-			return elsewhere
-		}},
-		{"a directory anyone may enter", func(t *testing.T, bin string) string {
-			// The bin a Hold kept, if there is one: the same directory.
-			if err := os.Mkdir(bin, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-				t.Fatal(err)
-			}
-			if err := os.Chmod(bin, 0o777); err != nil {
-				t.Fatal(err)
-			}
-			return bin
-		}},
-		{"another user's directory", func(t *testing.T, bin string) string {
-			if err := os.Mkdir(bin, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-				t.Fatal(err)
-			}
-			if err := os.Lchown(bin, os.Geteuid()+1, os.Getegid()); err != nil {
-				t.Fatalf("chown (the suite runs as root in CI): %v", err)
-			}
-			return bin
-		}},
-		{"a file", func(t *testing.T, bin string) string {
-			_ = os.Remove(bin)
-			if err := os.WriteFile(bin, []byte("x"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			return ""
-		}},
-	}
+	tests := unsafeDirs
 	for _, tt := range tests {
 		for _, kept := range []bool{false, true} {
 			name := tt.name
@@ -482,4 +444,47 @@ func binHolds(t *testing.T, l Layout) []string {
 		}
 	}
 	return left
+}
+
+// unsafeDirs are the directories a sweep must not move into nor list:
+// each make turns at (a bin, kept or not, or nothing yet) into one and
+// returns the directory a file put "in" it lands in, if any.
+var unsafeDirs = []struct {
+	name string
+	make func(t *testing.T, at string) (inside string)
+}{
+	{"a link to another directory", func(t *testing.T, at string) string {
+		_ = os.Remove(at)
+		elsewhere := testdir.New(t)
+		if err := os.Symlink(elsewhere, at); err != nil {
+			t.Fatal(err)
+		}
+		return elsewhere
+	}},
+	{"a directory anyone may enter", func(t *testing.T, at string) string {
+		// The bin a Hold kept, if there is one: the same directory.
+		if err := os.Mkdir(at, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(at, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		return at
+	}},
+	{"another user's directory", func(t *testing.T, at string) string {
+		if err := os.Mkdir(at, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			t.Fatal(err)
+		}
+		if err := os.Lchown(at, os.Geteuid()+1, os.Getegid()); err != nil {
+			t.Fatalf("chown (the suite runs as root in CI): %v", err)
+		}
+		return at
+	}},
+	{"a file", func(t *testing.T, at string) string {
+		_ = os.Remove(at)
+		if err := os.WriteFile(at, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return ""
+	}},
 }

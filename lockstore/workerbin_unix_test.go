@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/hermes-agent/hermes-supervisor/internal/testkit/testdir"
 )
 
 // openTestBin opens l's lock dir and its bin as a sweep does.
@@ -77,42 +75,7 @@ func TestForWorkerGivesEachGoroutineABinOfItsOwn(t *testing.T) {
 // bin's shape behind it is left alone.
 func TestWorkerBinsAreOnlyOurOwnDirectories(t *testing.T) {
 	old := time.Now().Add(-time.Hour)
-	tests := []struct {
-		name string
-		make func(t *testing.T, at string) (inside string)
-	}{
-		{"a link to another directory", func(t *testing.T, at string) string {
-			elsewhere := testdir.New(t)
-			if err := os.Symlink(elsewhere, at); err != nil {
-				t.Fatal(err)
-			}
-			return elsewhere
-		}},
-		{"a directory anyone may enter", func(t *testing.T, at string) string {
-			if err := os.Mkdir(at, 0o700); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Chmod(at, 0o777); err != nil {
-				t.Fatal(err)
-			}
-			return at
-		}},
-		{"another user's directory", func(t *testing.T, at string) string {
-			if err := os.Mkdir(at, 0o700); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Lchown(at, os.Geteuid()+1, os.Getegid()); err != nil {
-				t.Fatalf("chown (the suite runs as root in CI): %v", err)
-			}
-			return at
-		}},
-		{"a file", func(t *testing.T, at string) string {
-			if err := os.WriteFile(at, []byte("x"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			return ""
-		}},
-	}
+	tests := unsafeDirs
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, l := newStore(t)
