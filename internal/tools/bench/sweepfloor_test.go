@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/sweepbin"
 )
 
 // TestBareSweepRemovesOnlyTheStale checks the floor does a sweep's work: a
@@ -55,8 +57,13 @@ func TestBareSweepRemovesOnlyTheStale(t *testing.T) {
 			if !slices.Equal(names, want) {
 				t.Fatalf("left %v, want %v", names, want)
 			}
-			if bin, err := os.ReadDir(filepath.Join(dir, "bin")); err != nil || len(bin) != 0 {
-				t.Fatalf("bin holds %d names (%v), want none", len(bin), err)
+			// Each goroutine but the first had a bin of its own in it,
+			// as a sweep's have: those stay, empty.
+			if bin, err := sweepbin.Files(filepath.Join(dir, "bin")); err != nil || len(bin) != 0 {
+				t.Fatalf("bin holds %v (%v), want nothing", bin, err)
+			}
+			if ws, err := sweepbin.WorkerBins(filepath.Join(dir, "bin")); err != nil || len(ws) != min(tt.workers, tt.n)-1 {
+				t.Fatalf("bin holds %d goroutines' bins (%v), want %d", len(ws), err, min(tt.workers, tt.n)-1)
 			}
 		})
 	}
