@@ -238,10 +238,13 @@ func (s *Store) judgeEach(ctx context.Context, ld *safefs.Dir, bin *sweepBin, re
 	if !leftovers {
 		return runs, errors.Join(errs...)
 	}
-	// Old by the time they are judged, so no file of this sweep.
-	if left, err := s.binLeftovers(bin); err != nil {
+	// Old by the time they are judged, so no file of this sweep. A bin
+	// that could not be listed leaves the others' leftovers judged.
+	left, err := s.binLeftovers(bin)
+	if err != nil {
 		errs = append(errs, err)
-	} else if len(left) > 0 {
+	}
+	if len(left) > 0 {
 		actOn(left)
 		done(left)
 	}

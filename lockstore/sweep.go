@@ -127,7 +127,13 @@ func (s *Store) sweep(ctx context.Context, dryRun bool, k sweepKind, rel release
 	if !dryRun {
 		// Each file's rename, re-check and unlink touch that file alone,
 		// and its goroutine's bin.
-		act = func(worker int, e *judged) { s.act(ctx, dirs, ld, bin.forWorker(worker), e, k != anySweep) }
+		act = func(worker int, e *judged) {
+			b := bin
+			if e.Action == ActionSweep || e.Action == ActionQuarantine {
+				b = bin.forWorker(worker) // made only for a goroutine that moves a file
+			}
+			s.act(ctx, dirs, ld, b, e, k != anySweep)
+		}
 	}
 	changed, kept := 0, 0 // per-file lines logged of each budget
 	report := func(js []judged) {

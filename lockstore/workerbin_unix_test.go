@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/hermes-agent/hermes-supervisor/internal/testkit/sweepbin"
 )
 
 // openTestBin opens l's lock dir and its bin as a sweep does.
@@ -186,5 +188,29 @@ func TestWorkerBinLeftoversAreJudgedByAge(t *testing.T) {
 		if _, err := os.Lstat(p); err != nil {
 			t.Errorf("%s: %v, want it kept", p, err)
 		}
+	}
+}
+
+// TestWorkerBinsAreMadeOnlyToMoveAFile: a big sweep that moves nothing,
+// every lock a live gateway's, makes no worker's bin.
+func TestWorkerBinsAreMadeOnlyToMoveAFile(t *testing.T) {
+	live := startProc(t, "block", true)
+	s, l := newStore(t)
+	s.WithWorkers(4)
+	const n = 4 * 2 * fileItems
+	for i := range n {
+		writeRecord(t, l.ScopedLock("telegram-bot-token", strconv.Itoa(i)), live, l.Home)
+	}
+	es, err := s.Sweep(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		if e.Action != ActionKeep {
+			t.Fatalf("%s: %s (%s), want kept", e.Path, e.Action, e.Reason)
+		}
+	}
+	if ws, err := sweepbin.WorkerBins(l.SweepBin()); err != nil && !errors.Is(err, os.ErrNotExist) || len(ws) > 0 {
+		t.Errorf("worker bins %v (%v) made by a sweep that moved nothing", ws, err)
 	}
 }

@@ -80,22 +80,29 @@ func bareSweep(dir string, keep map[string]bool, w int) error {
 		return err
 	}
 	defer unix.Close(bin)
+	// As a sweep's goroutines do, each moves into a bin of its own: the
+	// first into the bin, the others into bin/<k>, all made before any
+	// goroutine starts.
+	bins := []int{bin}
+	defer func() {
+		for _, b := range bins[1:] {
+			unix.Close(b)
+		}
+	}()
+	for k := 1; k < min(w, len(names)); k++ {
+		sub := strconv.Itoa(k)
+		if err := unix.Mkdirat(bin, sub, 0o700); err != nil {
+			return err
+		}
+		b, err := unix.Openat(bin, sub, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		bins = append(bins, b)
+	}
 	errs := make([]error, w)
 	var wg sync.WaitGroup
-	for k := range min(w, len(names)) {
-		// As a sweep's goroutines do, each moves into a bin of its own:
-		// the first into the bin, the others into bin/<k>.
-		mine := bin
-		if k > 0 {
-			sub := strconv.Itoa(k)
-			if err := unix.Mkdirat(bin, sub, 0o700); err != nil {
-				return err
-			}
-			if mine, err = unix.Openat(bin, sub, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
-				return err
-			}
-			defer unix.Close(mine)
-		}
+	for k, mine := range bins {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
