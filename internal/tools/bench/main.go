@@ -23,7 +23,7 @@ type config struct {
 	gap         time.Duration // healthy uptime before each kill
 	idle        time.Duration // idle-cost window
 	idleWindows int           // consecutive idle windows, of which the median counts
-	scaleRuns   int           // starts over 100 000 lock files, of which the median counts
+	scaleRuns   int           // quiet starts over 100 000 lock files, of which the median counts, and as many polled ones
 	sweepSizes  []int
 	powerRuns   int
 	goBench     bool
@@ -47,7 +47,7 @@ func main() {
 	flag.DurationVar(&c.gap, "gap", 1200*time.Millisecond, "uptime of the child before each SIGKILL (runsv and s6 delay restarts of a child that ran under 1 s)")
 	flag.DurationVar(&c.idle, "idle", 60*time.Second, "how long to watch an idle supervisor, per window")
 	flag.IntVar(&c.idleWindows, "idle-windows", 3, "idle windows in a row; the median counts, since one window samples the host as much as the supervisor")
-	flag.IntVar(&c.scaleRuns, "scale-runs", 3, "starts over 100 000 lock files; the median sweep counts, since one sweep samples the host as much as the supervisor")
+	flag.IntVar(&c.scaleRuns, "scale-runs", 3, "quiet starts over 100 000 lock files, and as many with status asked every 5 ms; the median quiet sweep counts, since one sweep samples the host as much as the supervisor")
 	flag.IntVar(&c.powerRuns, "power-runs", 10, "power-loss recoveries to time")
 	flag.BoolVar(&c.goBench, "go-bench", true, "run the Go micro-benchmarks too")
 	flag.IntVar(&c.hangs, "hangs", 10, "hangs to catch for hang detection")
