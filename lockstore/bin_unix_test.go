@@ -439,8 +439,8 @@ func binHolds(t *testing.T, l Layout) []string {
 	}
 	for _, p := range ws {
 		fi, err := os.Lstat(p)
-		if err != nil || fi.Mode().Perm() != 0o700 || fi.Sys().(*syscall.Stat_t).Uid != uint32(os.Geteuid()) {
-			t.Errorf("worker bin %s: %v, %v; want mode 0700 and ours", p, fi, err)
+		if err != nil || !workerBinName().MatchString(filepath.Base(p)) || fi.Mode().Perm() != 0o700 || fi.Sys().(*syscall.Stat_t).Uid != uint32(os.Geteuid()) {
+			t.Errorf("worker bin %s: %v, %v; want a name 1 to 999, mode 0700 and ours", p, fi, err)
 		}
 	}
 	return left

@@ -127,13 +127,7 @@ func (s *Store) sweep(ctx context.Context, dryRun bool, k sweepKind, rel release
 	if !dryRun {
 		// Each file's rename, re-check and unlink touch that file alone,
 		// and its goroutine's bin.
-		act = func(worker int, e *judged) {
-			b := bin
-			if e.Action == ActionSweep || e.Action == ActionQuarantine {
-				b = bin.forWorker(worker) // made only for a goroutine that moves a file
-			}
-			s.act(ctx, dirs, ld, b, e, k != anySweep)
-		}
+		act = func(worker int, e *judged) { s.act(ctx, dirs, ld, bin, worker, e, k != anySweep) }
 	}
 	changed, kept := 0, 0 // per-file lines logged of each budget
 	report := func(js []judged) {
@@ -199,7 +193,9 @@ func (s *Store) logEntry(e Entry) {
 	s.log.Info("sweep", fields...)
 }
 
-func (s *Store) act(ctx context.Context, dirs sweepDirs, ld *safefs.Dir, bin *sweepBin, e *judged, beforeStart bool) {
+// act carries out e's action; worker is the sweep's goroutine acting,
+// which moves a file into its own bin (see workerBins).
+func (s *Store) act(ctx context.Context, dirs sweepDirs, ld *safefs.Dir, bin *sweepBin, worker int, e *judged, beforeStart bool) {
 	if e.in != nil {
 		if e.Action == ActionSweep {
 			s.removeHeld(e.in, filepath.Base(e.Path), e)
@@ -208,7 +204,7 @@ func (s *Store) act(ctx context.Context, dirs sweepDirs, ld *safefs.Dir, bin *sw
 	}
 	switch e.Action {
 	case ActionSweep, ActionQuarantine:
-		s.moveJudged(ctx, dirs, ld, bin, e)
+		s.moveJudged(ctx, dirs, ld, bin.forWorker(worker), e)
 	case ActionMarkStopped:
 		// A zombie never writes again, and Hermes main counts it dead
 		// (older Hermes reads no state file): the gateway that just

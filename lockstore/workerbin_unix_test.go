@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hermes-agent/hermes-supervisor/internal/testkit/sweepbin"
+	"github.com/hermes-agent/hermes-supervisor/procstate"
 )
 
 // openTestBin opens l's lock dir and its bin as a sweep does.
@@ -105,16 +106,7 @@ func TestWorkerBinsAreOnlyOurOwnDirectories(t *testing.T) {
 				t.Fatalf("worker 1 got %q; want the bin itself", got.rel)
 			}
 
-			s.WithWorkers(4)
-			dead := deadIdentity(t)
-			const n = 4 * 2 * fileItems
-			for i := range n {
-				writeRecord(t, l.ScopedLock("telegram-bot-token", strconv.Itoa(i)), dead, l.Home)
-			}
-			es, err := s.Sweep(context.Background(), false)
-			if err != nil {
-				t.Fatal(err)
-			}
+			es, n := sweepOnFourWorkers(t, s, l, deadIdentity(t))
 			swept := 0
 			for _, e := range es {
 				if e.Kind == KindScopedLock && e.Action == ActionSwept {
@@ -196,15 +188,7 @@ func TestWorkerBinLeftoversAreJudgedByAge(t *testing.T) {
 func TestWorkerBinsAreMadeOnlyToMoveAFile(t *testing.T) {
 	live := startProc(t, "block", true)
 	s, l := newStore(t)
-	s.WithWorkers(4)
-	const n = 4 * 2 * fileItems
-	for i := range n {
-		writeRecord(t, l.ScopedLock("telegram-bot-token", strconv.Itoa(i)), live, l.Home)
-	}
-	es, err := s.Sweep(context.Background(), false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	es, _ := sweepOnFourWorkers(t, s, l, live)
 	for _, e := range es {
 		if e.Action != ActionKeep {
 			t.Fatalf("%s: %s (%s), want kept", e.Path, e.Action, e.Reason)
@@ -213,4 +197,20 @@ func TestWorkerBinsAreMadeOnlyToMoveAFile(t *testing.T) {
 	if ws, err := sweepbin.WorkerBins(l.SweepBin()); err != nil && !errors.Is(err, os.ErrNotExist) || len(ws) > 0 {
 		t.Errorf("worker bins %v (%v) made by a sweep that moved nothing", ws, err)
 	}
+}
+
+// sweepOnFourWorkers writes n token locks naming id, enough for four
+// goroutines, and sweeps them on four.
+func sweepOnFourWorkers(t *testing.T, s *Store, l Layout, id procstate.Identity) (_ []Entry, n int) {
+	t.Helper()
+	s.WithWorkers(4)
+	n = 4 * 2 * fileItems
+	for i := range n {
+		writeRecord(t, l.ScopedLock("telegram-bot-token", strconv.Itoa(i)), id, l.Home)
+	}
+	es, err := s.Sweep(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return es, n
 }

@@ -55,9 +55,9 @@ func parallelOn(w, n, per int, f func(worker, i int)) {
 		return
 	}
 	var next atomic.Int64
-	work := func(wk int) {
+	work := func(worker int) {
 		for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-			f(wk, i)
+			f(worker, i)
 		}
 	}
 	var wg sync.WaitGroup

@@ -5,49 +5,40 @@ package sweepbin
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 )
 
-// workerBin matches the name of a sweep goroutine's bin inside the bin.
-var workerBin = regexp.MustCompile(`^[1-9][0-9]{0,2}$`)
-
 // Files lists what the bin at path holds: every name in it but its
-// goroutines' bins (directories named 1, 2, ...), and every name in
-// those. A sweep that finished leaves it empty.
+// goroutines' bins (its subdirectories), and every name in those. A
+// sweep that finished leaves it empty.
 func Files(path string) ([]string, error) {
-	des, err := os.ReadDir(path)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, de := range des {
-		p := filepath.Join(path, de.Name())
-		if !de.IsDir() || !workerBin.MatchString(de.Name()) {
-			out = append(out, p)
-			continue
-		}
-		in, err := os.ReadDir(p)
+	out, subs, err := split(path)
+	for _, sub := range subs {
 		if err != nil {
-			return nil, err
+			break
 		}
-		for _, x := range in {
-			out = append(out, filepath.Join(p, x.Name()))
-		}
+		var in, deeper []string
+		in, deeper, err = split(sub)
+		out = append(append(out, in...), deeper...) // a sweep makes none
 	}
-	return out, nil
+	return out, err
 }
 
 // WorkerBins lists the goroutines' bins in the bin at path.
 func WorkerBins(path string) ([]string, error) {
-	des, err := os.ReadDir(path)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
+	_, subs, err := split(path)
+	return subs, err
+}
+
+// split lists dir's names as paths, its subdirectories apart.
+func split(dir string) (names, subs []string, _ error) {
+	des, err := os.ReadDir(dir)
 	for _, de := range des {
-		if de.IsDir() && workerBin.MatchString(de.Name()) {
-			out = append(out, filepath.Join(path, de.Name()))
+		p := filepath.Join(dir, de.Name())
+		if de.IsDir() {
+			subs = append(subs, p)
+		} else {
+			names = append(names, p)
 		}
 	}
-	return out, nil
+	return names, subs, err
 }
