@@ -181,7 +181,7 @@ func (o *owners) scaleOnce(ctx context.Context, c config, polled bool) (res scal
 		time.Sleep(5 * time.Millisecond)
 	}
 	if !polled {
-		return res, stale, o.finish(&res, cmd.Process.Pid, logPath)
+		return res, stale, res.finish(cmd.Process.Pid, logPath)
 	}
 	// After: sequential calls, then rounds of 8 at once.
 	for range 100 {
@@ -207,11 +207,11 @@ func (o *owners) scaleOnce(ctx context.Context, c config, polled bool) (res scal
 			}
 		}
 	}
-	return res, stale, o.finish(&res, cmd.Process.Pid, logPath)
+	return res, stale, res.finish(cmd.Process.Pid, logPath)
 }
 
 // finish reads the supervisor's RSS and, from its log, its start sweep.
-func (o *owners) finish(res *scaleRun, pid int, logPath string) error {
+func (res *scaleRun) finish(pid int, logPath string) error {
 	st, err := statusFields(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return err
