@@ -87,6 +87,9 @@ type Store struct {
 	// busyMax bounds the goroutines a sweep keeps busy (WithWorkers); zero
 	// means GOMAXPROCS.
 	busyMax int
+	// onFanOut is called as a sweep first keeps several goroutines busy
+	// (WithFanOut); nil for nothing.
+	onFanOut func() (done func())
 	// beforeJudge, set only by tests, runs as a lock-dir file is read for
 	// judging, on the goroutine that reads it.
 	beforeJudge func(path string)
@@ -192,7 +195,8 @@ const judgeBatch = 2048
 // or as acted on.
 func (s *Store) judgeEach(ctx context.Context, ld *safefs.Dir, bin *sweepBin, rel released, leftovers bool, act func(worker int, e *judged), f func(js []judged)) (*Entry, error) {
 	var errs []error
-	w := s.workers()
+	fo := s.fanOut()
+	defer fo.end()
 	done := func(js []judged) {
 		for _, e := range js {
 			if e.Err != nil {
@@ -203,7 +207,7 @@ func (s *Store) judgeEach(ctx context.Context, ld *safefs.Dir, bin *sweepBin, re
 	}
 	actOn := func(js []judged) {
 		if act != nil {
-			parallelOn(w, len(js), fileItems, func(worker, i int) { act(worker, &js[i]) })
+			fo.on(len(js), fileItems, func(worker, i int) { act(worker, &js[i]) })
 		}
 	}
 	home, runs, err := s.judgeHomeFiles(ctx, rel, leftovers)
@@ -229,7 +233,7 @@ func (s *Store) judgeEach(ctx context.Context, ld *safefs.Dir, bin *sweepBin, re
 	}
 	var b batch
 	err = s.eachLockDirBatch(ld, judgeBatch, func(names []string) {
-		done(s.judgeLockFiles(ctx, w, b.get(len(names)), names, ld, rel, act))
+		done(s.judgeLockFiles(ctx, fo, b.get(len(names)), names, ld, rel, act))
 		b.done()
 	})
 	if err != nil {
@@ -323,10 +327,10 @@ func (s *Store) judgeHomeFiles(ctx context.Context, rel released, leftovers bool
 // of rel released), leftovers by age; other names are not ours to judge.
 // Every file is read first; then each is judged and, with act, acted on
 // at once by the goroutine that judged it.
-func (s *Store) judgeLockFiles(ctx context.Context, w int, lockFiles []judged, names []string, ld *safefs.Dir, rel released, act func(worker int, e *judged)) []judged {
+func (s *Store) judgeLockFiles(ctx context.Context, fo *fanOut, lockFiles []judged, names []string, ld *safefs.Dir, rel released, act func(worker int, e *judged)) []judged {
 	acting := act != nil
 	found := make([]bool, len(names))
-	parallelBy(w, len(names), fileItems, func(i int) {
+	fo.by(len(names), fileItems, func(i int) {
 		p := filepath.Join(s.layout.LockDir, names[i])
 		if s.beforeJudge != nil {
 			s.beforeJudge(p)
@@ -356,7 +360,7 @@ func (s *Store) judgeLockFiles(ctx context.Context, w int, lockFiles []judged, n
 	// before it, since a gateway continued, or a pid reused, after a look
 	// may have written a record read later (TestLookTakenAfterTheRead).
 	r := s.rules(ctx)
-	parallelOn(w, len(names), fileItems, func(worker, i int) {
+	fo.on(len(names), fileItems, func(worker, i int) {
 		e := &lockFiles[i]
 		switch {
 		case !found[i]:

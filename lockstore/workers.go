@@ -8,8 +8,9 @@ import (
 
 // How many goroutines a sweep keeps busy. Sweeps of big lock dirs spend
 // their time in system calls on independent files, so they finish sooner
-// on several goroutines; the supervisor bounds them below GOMAXPROCS so
-// that its control endpoint keeps a P (see WithWorkers).
+// on several goroutines; the supervisor gives the runtime a spare P while
+// they run, so that its control endpoint keeps one (see WithWorkers and
+// WithFanOut).
 
 // WithWorkers bounds how many goroutines a sweep keeps busy at once to n;
 // it returns s. Zero, the default, means GOMAXPROCS. A process that must
@@ -18,6 +19,17 @@ import (
 // every 10 ms.
 func (s *Store) WithWorkers(n int) *Store {
 	s.busyMax = max(n, 0)
+	return s
+}
+
+// WithFanOut sets what a sweep calls the first time it keeps more than
+// one goroutine busy, and calls the function that returns once the sweep
+// is done; it returns s. The supervisor gives the runtime one P more for
+// that time: a P beyond those the work uses costs every wake-up of an idle
+// supervisor something, and is needed only while a big sweep keeps the
+// others busy.
+func (s *Store) WithFanOut(f func() (done func())) *Store {
+	s.onFanOut = f
 	return s
 }
 
@@ -33,6 +45,40 @@ func (s *Store) workers() int {
 // a goroutine of their own.
 const fileItems = 32
 
+// fanOut is one sweep's goroutines: at most w busy at once, and what it
+// must give back (WithFanOut) once it first had more than one.
+type fanOut struct {
+	w    int
+	ask  func() (done func())
+	undo func()
+}
+
+// fanOut starts a sweep's fan-out; the sweep calls its end when done.
+func (s *Store) fanOut() *fanOut { return &fanOut{w: s.workers(), ask: s.onFanOut} }
+
+// on is parallelOn on the sweep's goroutines, telling WithFanOut's
+// function first when it is the sweep's first call to use more than one.
+func (p *fanOut) on(n, per int, f func(worker, i int)) {
+	if p.undo == nil && p.ask != nil && goroutinesFor(p.w, n, per) >= 2 {
+		p.undo = p.ask()
+	}
+	parallelOn(p.w, n, per, f)
+}
+
+// by is on for an f that needs no goroutine number.
+func (p *fanOut) by(n, per int, f func(i int)) { p.on(n, per, func(_, i int) { f(i) }) }
+
+// end gives back what the sweep's first fan-out asked for, if it did.
+func (p *fanOut) end() {
+	if p.undo != nil {
+		p.undo()
+		p.undo = nil
+	}
+}
+
+// goroutinesFor is how many goroutines parallelOn(w, n, per) runs on.
+func goroutinesFor(w, n, per int) int { return min(w, n/per) }
+
 // parallelBy runs f(0..n-1) on up to w goroutines, the caller's among
 // them, one per `per` items at most, each taking the next item not yet
 // taken: fewer than 2*per stay on the caller's goroutine, where a second
@@ -47,7 +93,7 @@ func parallelBy(w, n, per int, f func(i int)) {
 // time, so that f may keep what is its goroutine's by that number (the
 // sweep's bins) without a lock.
 func parallelOn(w, n, per int, f func(worker, i int)) {
-	workers := min(w, n/per)
+	workers := goroutinesFor(w, n, per)
 	if workers < 2 {
 		for i := range n {
 			f(0, i)

@@ -2,8 +2,10 @@ package lockstore
 
 import (
 	"bytes"
+	"context"
 	"reflect"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -116,5 +118,70 @@ func TestBatchHandsOutZeroedEntries(t *testing.T) {
 	b.done()
 	if big := b.get(5); len(big) != 5 || &big[0] == first {
 		t.Fatalf("get(5) with a slice of 4: %d entries, reused %v", len(big), &big[0] == first)
+	}
+}
+
+// TestFanOutIsAskedOncePerSweepThatGoesParallel: a sweep (dry or not)
+// asks WithFanOut's function once, before its first goroutine beyond the
+// caller's starts, though it fans out more than once (to read, then to
+// judge and act); it gives it back before it returns; and a sweep that
+// stays on one goroutine never asks.
+func TestFanOutIsAskedOncePerSweepThatGoesParallel(t *testing.T) {
+	tests := []struct {
+		name           string
+		files, workers int
+		wantAsks       int
+	}{
+		{"a few files", 3, 2, 0},
+		{"enough for two goroutines", 2 * fileItems, 2, 1},
+		{"enough, on one goroutine", 2 * fileItems, 1, 0},
+	}
+	for _, tt := range tests {
+		for _, dry := range []bool{true, false} {
+			s, l := newStore(t)
+			s.WithWorkers(tt.workers)
+			dead := deadIdentity(t)
+			for i := range tt.files {
+				writeRecord(t, l.ScopedLock("telegram-bot-token", strconv.Itoa(i)), dead, l.Home)
+			}
+			var mu sync.Mutex
+			asks, lent, judgedUnlent := 0, 0, 0
+			s.WithFanOut(func() func() {
+				mu.Lock()
+				defer mu.Unlock()
+				asks++
+				lent++
+				return func() {
+					mu.Lock()
+					defer mu.Unlock()
+					lent--
+				}
+			})
+			s.beforeJudge = func(string) {
+				mu.Lock()
+				defer mu.Unlock()
+				if lent == 0 {
+					judgedUnlent++
+				}
+			}
+			es, err := s.Sweep(context.Background(), dry)
+			if err != nil {
+				t.Fatalf("%s, dry %v: %v", tt.name, dry, err)
+			}
+			if len(es) < tt.files {
+				t.Fatalf("%s, dry %v: %d entries for %d files", tt.name, dry, len(es), tt.files)
+			}
+			mu.Lock()
+			if asks != tt.wantAsks {
+				t.Errorf("%s, dry %v: asked %d times, want %d", tt.name, dry, asks, tt.wantAsks)
+			}
+			if lent != 0 {
+				t.Errorf("%s, dry %v: %d not given back when the sweep returned", tt.name, dry, lent)
+			}
+			if tt.wantAsks > 0 && judgedUnlent > 0 {
+				t.Errorf("%s, dry %v: %d files judged before the fan-out was asked for", tt.name, dry, judgedUnlent)
+			}
+			mu.Unlock()
+		}
 	}
 }

@@ -166,7 +166,7 @@ func New(cfg Config, log *zap.Logger, clock Clock, prober *procstate.Prober) (*S
 		hold:        hold,
 		clock:       clock,
 		prober:      prober,
-		store:       lockstore.New(cfg.Layout, prober, log, clock.Now).WithGatewayCommand(cfg.Command).WithWorkers(cfg.SweepWorkers),
+		store:       lockstore.New(cfg.Layout, prober, log, clock.Now).WithGatewayCommand(cfg.Command).WithWorkers(cfg.SweepWorkers).WithFanOut(cfg.SweepFanOut),
 		self:        self,
 		events:      make(chan event, 16),
 		statusReq:   make(chan reply),

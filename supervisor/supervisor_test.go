@@ -541,3 +541,39 @@ func TestConfigSweepWorkers(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepFanOutReachesTheStore: the supervisor's sweeps call
+// Config.SweepFanOut when they go parallel, and give it back.
+func TestSweepFanOutReachesTheStore(t *testing.T) {
+	dir := testdir.New(t)
+	l := lockstore.Layout{Home: filepath.Join(dir, "home"), LockDir: filepath.Join(dir, "locks")}
+	for _, d := range []string{l.Home, l.LockDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Enough token locks for two goroutines; what they hold does not
+	// matter to a dry run.
+	for i := range 64 {
+		if err := os.WriteFile(l.ScopedLock("telegram-bot-token", strconv.Itoa(i)), []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var asked, given atomic.Int32
+	cfg := Config{
+		Command: []string{"fake-gateway"}, Layout: l, Policy: testPolicy(),
+		StopTimeout: 10 * time.Second, ReadyTimeout: 30 * time.Second, Watchdog: WatchdogOff,
+		SweepWorkers: 2,
+		SweepFanOut:  func() func() { asked.Add(1); return func() { given.Add(1) } },
+	}
+	s, err := New(cfg, zaptest.NewLogger(t), SystemClock{}, procstate.NewProber(procstate.Options{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.store.Sweep(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	if asked.Load() != 1 || given.Load() != 1 {
+		t.Errorf("a sweep of 64 lock files on 2 goroutines asked for the fan-out %d times and gave it back %d times; want once each", asked.Load(), given.Load())
+	}
+}
