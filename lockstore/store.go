@@ -87,8 +87,8 @@ type Store struct {
 	// busyMax bounds the goroutines a sweep keeps busy (WithWorkers); zero
 	// means GOMAXPROCS.
 	busyMax int
-	// onFanOut is called as a sweep first keeps several goroutines busy
-	// (WithFanOut); nil for nothing.
+	// onFanOut is called as a sweep first has files enough for several
+	// goroutines (WithFanOut); nil for nothing.
 	onFanOut func() (done func())
 	// beforeJudge, set only by tests, runs as a lock-dir file is read for
 	// judging, on the goroutine that reads it.

@@ -22,12 +22,14 @@ func (s *Store) WithWorkers(n int) *Store {
 	return s
 }
 
-// WithFanOut sets what a sweep calls the first time it keeps more than
-// one goroutine busy, and calls the function that returns once the sweep
-// is done; it returns s. The supervisor gives the runtime one P more for
-// that time: a P beyond those the work uses costs every wake-up of an idle
-// supervisor something, and is needed only while a big sweep keeps the
-// others busy.
+// WithFanOut sets what a sweep calls the first time it has files enough
+// for more than one goroutine, and calls the function that returns once
+// the sweep is done; it returns s. The supervisor gives the runtime one P
+// more for that time: a P beyond those the work uses costs every wake-up
+// of an idle supervisor something, and is needed only while a big sweep
+// keeps the others busy. It is asked for even where the sweep may keep
+// only one goroutine busy (WithWorkers(1), or one CPU): that goroutine
+// then keeps the only P busy.
 func (s *Store) WithFanOut(f func() (done func())) *Store {
 	s.onFanOut = f
 	return s
@@ -46,7 +48,8 @@ func (s *Store) workers() int {
 const fileItems = 32
 
 // fanOut is one sweep's goroutines: at most w busy at once, and what it
-// must give back (WithFanOut) once it first had more than one.
+// must give back (WithFanOut) once it first had files enough for more
+// than one.
 type fanOut struct {
 	w    int
 	ask  func() (done func())
@@ -57,9 +60,10 @@ type fanOut struct {
 func (s *Store) fanOut() *fanOut { return &fanOut{w: s.workers(), ask: s.onFanOut} }
 
 // on is parallelOn on the sweep's goroutines, telling WithFanOut's
-// function first when it is the sweep's first call to use more than one.
+// function first when it is the sweep's first call with items enough for
+// more than one.
 func (p *fanOut) on(n, per int, f func(worker, i int)) {
-	if p.undo == nil && p.ask != nil && goroutinesFor(p.w, n, per) >= 2 {
+	if p.undo == nil && p.ask != nil && enoughForTwo(n, per) {
 		p.undo = p.ask()
 	}
 	parallelOn(p.w, n, per, f)
@@ -76,8 +80,9 @@ func (p *fanOut) end() {
 	}
 }
 
-// goroutinesFor is how many goroutines parallelOn(w, n, per) runs on.
-func goroutinesFor(w, n, per int) int { return min(w, n/per) }
+// enoughForTwo reports whether n items, per per goroutine, are worth a
+// second goroutine: parallelOn starts one only then.
+func enoughForTwo(n, per int) bool { return n/per >= 2 }
 
 // parallelBy runs f(0..n-1) on up to w goroutines, the caller's among
 // them, one per `per` items at most, each taking the next item not yet
@@ -93,7 +98,7 @@ func parallelBy(w, n, per int, f func(i int)) {
 // time, so that f may keep what is its goroutine's by that number (the
 // sweep's bins) without a lock.
 func parallelOn(w, n, per int, f func(worker, i int)) {
-	workers := goroutinesFor(w, n, per)
+	workers := min(w, n/per)
 	if workers < 2 {
 		for i := range n {
 			f(0, i)

@@ -124,8 +124,9 @@ func TestBatchHandsOutZeroedEntries(t *testing.T) {
 // TestFanOutIsAskedOncePerSweepThatGoesParallel: a sweep (dry or not)
 // asks WithFanOut's function once, before its first goroutine beyond the
 // caller's starts, though it fans out more than once (to read, then to
-// judge and act); it gives it back before it returns; and a sweep that
-// stays on one goroutine never asks.
+// judge and act); it gives it back before it returns; and a sweep with
+// too few files for a second goroutine never asks, where one with enough
+// asks even when it may use only one.
 func TestFanOutIsAskedOncePerSweepThatGoesParallel(t *testing.T) {
 	tests := []struct {
 		name           string
@@ -134,7 +135,8 @@ func TestFanOutIsAskedOncePerSweepThatGoesParallel(t *testing.T) {
 	}{
 		{"a few files", 3, 2, 0},
 		{"enough for two goroutines", 2 * fileItems, 2, 1},
-		{"enough, on one goroutine", 2 * fileItems, 1, 0},
+		// One goroutine keeps the one P busy: the spare is needed too.
+		{"enough, on one goroutine", 2 * fileItems, 1, 1},
 	}
 	for _, tt := range tests {
 		for _, dry := range []bool{true, false} {

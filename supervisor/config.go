@@ -97,9 +97,9 @@ type Config struct {
 	// big sweep, and the control endpoint's connections are taken at
 	// once: with every P busy, Go looks at the network only every 10 ms.
 	SweepWorkers int
-	// SweepFanOut, when set, is called as a sweep first keeps more than
-	// one goroutine busy, and the function it returns once that sweep is
-	// done: run gives the runtime its spare P for that time
+	// SweepFanOut, when set, is called as a sweep first has files enough
+	// for more than one goroutine, and the function it returns once that
+	// sweep is done: run gives the runtime its spare P for that time
 	// (lockstore.Store.WithFanOut).
 	SweepFanOut func() (done func())
 
