@@ -1077,7 +1077,7 @@ func TestRulesLookOnManyGoroutines(t *testing.T) {
 	}
 	r := s.rules(context.Background())
 	ds := make([]decision, len(fs))
-	parallelBy(4, len(fs), 1, func(i int) { ds[i] = r.scopedLockFile(*fs[i]) })
+	parallelOn(4, len(fs), 1, func(_, i int) { ds[i] = r.scopedLockFile(*fs[i]) })
 	if len(r.looks.pids) != len(own)+len(reused) {
 		t.Errorf("%d looks for %d pids", len(r.looks.pids), len(own)+len(reused))
 	}

@@ -15,8 +15,8 @@ import (
 // WithWorkers bounds how many goroutines a sweep keeps busy at once to n;
 // it returns s. Zero, the default, means GOMAXPROCS. A process that must
 // answer while it sweeps (the supervisor's control endpoint) runs with
-// more Ps than this: Go looks at the network from an idle P, else only
-// every 10 ms.
+// more Ps than this while a sweep is big (WithFanOut): Go looks at the
+// network from an idle P, else only every 10 ms.
 func (s *Store) WithWorkers(n int) *Store {
 	s.busyMax = max(n, 0)
 	return s
@@ -81,30 +81,26 @@ func (p *fanOut) end() {
 }
 
 // enoughForTwo reports whether n items, per per goroutine, are worth a
-// second goroutine: parallelOn starts one only then.
+// second goroutine: parallelOn starts one only then, and a sweep asks for
+// its fan-out (WithFanOut) only then.
 func enoughForTwo(n, per int) bool { return n/per >= 2 }
 
-// parallelBy runs f(0..n-1) on up to w goroutines, the caller's among
-// them, one per `per` items at most, each taking the next item not yet
-// taken: fewer than 2*per stay on the caller's goroutine, where a second
-// goroutine's thread would take longer to wake than they take. It
-// returns once every item is done.
-func parallelBy(w, n, per int, f func(i int)) {
-	parallelOn(w, n, per, func(_, i int) { f(i) })
-}
-
-// parallelOn is parallelBy telling f which goroutine runs it: 0 for the
-// caller's, 1 to w-1 for the others, each number on one goroutine at a
-// time, so that f may keep what is its goroutine's by that number (the
-// sweep's bins) without a lock.
+// parallelOn runs f(worker, 0..n-1) on up to w goroutines, the caller's
+// among them, one per `per` items at most, each taking the next item not
+// yet taken: fewer than 2*per (enoughForTwo) stay on the caller's
+// goroutine, where a second goroutine's thread would take longer to wake
+// than they take. It returns once every item is done. worker tells f
+// which goroutine runs it: 0 for the caller's, 1 to w-1 for the others,
+// each number on one goroutine at a time, so that f may keep what is its
+// goroutine's by that number (the sweep's bins) without a lock.
 func parallelOn(w, n, per int, f func(worker, i int)) {
-	workers := min(w, n/per)
-	if workers < 2 {
+	if w < 2 || !enoughForTwo(n, per) {
 		for i := range n {
 			f(0, i)
 		}
 		return
 	}
+	workers := min(w, n/per)
 	var next atomic.Int64
 	work := func(worker int) {
 		for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {

@@ -22,7 +22,7 @@ func TestParallelRunsEachOnceOnAtMostW(t *testing.T) {
 			const n = 4096
 			var seen [n]atomic.Int32
 			var in, most atomic.Int32
-			parallelBy(w, n, per, func(i int) {
+			parallelOn(w, n, per, func(_, i int) {
 				c := in.Add(1)
 				for m := most.Load(); c > m && !most.CompareAndSwap(m, c); m = most.Load() {
 				}
@@ -42,11 +42,11 @@ func TestParallelRunsEachOnceOnAtMostW(t *testing.T) {
 	}
 }
 
-// TestParallelByStartsGoroutinesOnlyForEnoughItems: fewer than two
+// TestParallelOnStartsGoroutinesOnlyForEnoughItems: fewer than two
 // goroutines' worth of items run on the caller's goroutine, where a
 // second would cost a thread's wake-up more than it saves; from 2*per
 // items a second goroutine takes some.
-func TestParallelByStartsGoroutinesOnlyForEnoughItems(t *testing.T) {
+func TestParallelOnStartsGoroutinesOnlyForEnoughItems(t *testing.T) {
 	tests := []struct {
 		per, n     int
 		wantHelper bool
@@ -64,7 +64,7 @@ func TestParallelByStartsGoroutinesOnlyForEnoughItems(t *testing.T) {
 		first := make(chan struct{})
 		var once sync.Once
 		waited := false
-		parallelBy(2, tt.n, tt.per, func(i int) {
+		parallelOn(2, tt.n, tt.per, func(_, i int) {
 			if goroutineID() != caller {
 				others.Add(1)
 				once.Do(func() { close(first) })
@@ -121,19 +121,20 @@ func TestBatchHandsOutZeroedEntries(t *testing.T) {
 	}
 }
 
-// TestFanOutIsAskedOncePerSweepThatGoesParallel: a sweep (dry or not)
+// TestFanOutIsAskedOncePerBigSweep: a sweep (dry or not)
 // asks WithFanOut's function once, before its first goroutine beyond the
 // caller's starts, though it fans out more than once (to read, then to
 // judge and act); it gives it back before it returns; and a sweep with
 // too few files for a second goroutine never asks, where one with enough
 // asks even when it may use only one.
-func TestFanOutIsAskedOncePerSweepThatGoesParallel(t *testing.T) {
+func TestFanOutIsAskedOncePerBigSweep(t *testing.T) {
 	tests := []struct {
 		name           string
 		files, workers int
 		wantAsks       int
 	}{
 		{"a few files", 3, 2, 0},
+		{"one short of enough for two goroutines", 2*fileItems - 1, 2, 0},
 		{"enough for two goroutines", 2 * fileItems, 2, 1},
 		// One goroutine keeps the one P busy: the spare is needed too.
 		{"enough, on one goroutine", 2 * fileItems, 1, 1},

@@ -93,9 +93,10 @@ type Config struct {
 	OutputBurst    int
 	OutputInterval time.Duration
 	// SweepWorkers bounds the goroutines a sweep keeps busy at once;
-	// zero means GOMAXPROCS. Below GOMAXPROCS a P stays idle through a
-	// big sweep, and the control endpoint's connections are taken at
-	// once: with every P busy, Go looks at the network only every 10 ms.
+	// zero means GOMAXPROCS. Below GOMAXPROCS (as while SweepFanOut has
+	// given the runtime a spare P) a P stays idle through a big sweep,
+	// and the control endpoint's connections are taken at once: with
+	// every P busy, Go looks at the network only every 10 ms.
 	SweepWorkers int
 	// SweepFanOut, when set, is called as a sweep first has files enough
 	// for more than one goroutine, and the function it returns once that

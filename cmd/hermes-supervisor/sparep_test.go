@@ -5,12 +5,12 @@ import (
 	"testing"
 )
 
-// TestSparePIsLentOnlyWhileASweepFansOut: run's sweeps keep as many
+// TestSparePIsLentOnlyToABigSweep: run's sweeps keep as many
 // goroutines busy as the runtime chose Ps; the runtime has one more only
 // while at least one sweep that asked for it has not given it back, and a
 // done called twice gives back nothing more. It never has fewer than two:
 // with the one P of one CPU busy, `status` would wait for sysmon.
-func TestSparePIsLentOnlyWhileASweepFansOut(t *testing.T) {
+func TestSparePIsLentOnlyToABigSweep(t *testing.T) {
 	was := runtime.GOMAXPROCS(0)
 	t.Cleanup(func() { runtime.GOMAXPROCS(was) })
 	for _, chosen := range []int{1, 2, 4} {
