@@ -10,8 +10,14 @@ import (
 )
 
 // RuntimeLockHeld reports whether some process holds gateway.lock.
-func (s *Store) RuntimeLockHeld() (bool, error) {
-	f, err := safefs.OpenLockFile(s.layout.RuntimeLock(), false)
+func (s *Store) RuntimeLockHeld() (bool, error) { return fileLocked(s.layout.RuntimeLock()) }
+
+// fileLocked reports whether some process holds path locked, opening it
+// as gateway.lock is opened (safefs.OpenLockFile: never a symlink, FIFO or
+// device), trying the lock and letting go of it; an absent file is not
+// held.
+func fileLocked(path string) (bool, error) {
+	f, err := safefs.OpenLockFile(path, false)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}

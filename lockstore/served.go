@@ -111,26 +111,6 @@ func (s *Store) HostGateway(ctx context.Context) (HostGateway, bool) {
 	return HostGateway{PID: r.PID, Home: r.Home, Profiles: r.Profiles, Why: why}, ok
 }
 
-// fileLocked reports whether some process holds path locked; an absent file
-// is not held.
-func fileLocked(path string) (bool, error) {
-	f, err := safefs.OpenLockFile(path, false)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	if err := safefs.LockFile(f); err != nil {
-		if errors.Is(err, safefs.ErrLocked) {
-			return true, nil
-		}
-		return false, err
-	}
-	return false, safefs.UnlockFile(f)
-}
-
 // ownUID is the uid files we write get; nil where uids mean nothing.
 func ownUID() *uint32 {
 	uid := os.Getuid()
