@@ -89,6 +89,49 @@ func TestSweepRaceAfterTheHold(t *testing.T) {
 	}
 }
 
+// TestSweepOfAFileGoneBeforeItsMove removes a stale file after the
+// sweep's last check and just before its move, as Hermes' own clean-up or
+// another sweep may: nothing is left to remove, which is no error, and
+// the entry says the file was gone already.
+func TestSweepOfAFileGoneBeforeItsMove(t *testing.T) {
+	for _, where := range judgedInodeWhere {
+		t.Run(where.name, func(t *testing.T) {
+			s, l := newStore(t)
+			path := where.path(l)
+			writeRecord(t, path, deadIdentity(t), l.Home)
+			removed := false
+			s.beforeMove = func(p string) {
+				if p == path {
+					if err := os.Remove(p); err != nil {
+						t.Fatal(err)
+					}
+					removed = true
+				}
+			}
+			entries, err := s.Sweep(context.Background(), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !removed {
+				t.Fatal("the sweep never came to move the stale file")
+			}
+			found := false
+			for _, e := range entries {
+				if e.Path != path {
+					continue
+				}
+				found = true
+				if e.Action != ActionOK || e.Reason != "already gone" || e.Err != nil {
+					t.Errorf("entry %+v, want %q with reason %q and no error", e, ActionOK, "already gone")
+				}
+			}
+			if !found {
+				t.Errorf("no entry for %s in %+v", path, entries)
+			}
+		})
+	}
+}
+
 // TestKeepAs: a put-back takes the file's own name when free, else the
 // first free name.replaced[.N], and gives up on another error.
 func TestKeepAs(t *testing.T) {

@@ -47,36 +47,19 @@ func (s *Store) asideIn(ctx context.Context, ld *safefs.Dir, bin *sweepBin, name
 		return
 	}
 	defer h.Release()
-	if s.beforeMove != nil {
-		s.beforeMove(e.Path)
-	}
-	if err := ld.MoveTo(name, to, aside); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			e.Action, e.Reason = ActionOK, "already gone"
-			return
-		}
-		s.fail(e, "rename", err)
+	if !s.moveAside(e, func() error { return ld.MoveTo(name, to, aside) }) {
 		return
 	}
-	if s.afterMove != nil {
-		s.afterMove(e.Path)
+	moved := movedFile{
+		stamp: func() (safefs.FileStamp, error) { return to.Stamp(aside) },
+		read:  func() ([]byte, safefs.FileStamp, error) { return to.Read(aside, MaxRecordSize+1) },
+		where: func() string { return bin.placeOf(aside) },
+		// Back as moveNoReplaceIn moves it: never replacing a file,
+		// under its name or else beside it.
+		back: func(n string) error { return moveNoReplaceIn(to, aside, ld, n) },
 	}
-	// As in remove: an unchanged stamp proves nobody replaced or rewrote
-	// the file since it was judged.
-	// Whatever goes back goes as moveNoReplaceIn moves it: never
-	// replacing a file, under its name or else beside it.
-	back := func(n string) error { return moveNoReplaceIn(to, aside, ld, n) }
-	st, err := to.Stamp(aside)
-	if err == nil && !st.SameFile(e.stamp) || errors.Is(err, safefs.ErrNotRegular) {
-		s.putBack(e, name, bin.placeOf(aside), back)
+	if !s.provenAside(ctx, e, name, moved) {
 		return
-	}
-	if err != nil || !st.Same(e.stamp) {
-		now, _, err := to.Read(aside, MaxRecordSize+1)
-		if s.claimedSince(ctx, now, err, e) {
-			s.giveBack(e, name, bin.placeOf(aside), back)
-			return
-		}
 	}
 	then(to, aside)
 }

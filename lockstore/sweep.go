@@ -1,7 +1,6 @@
 package lockstore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -346,128 +345,23 @@ func (s *Store) remove(ctx context.Context, root *os.Root, name string, e *judge
 	if !s.stillJudged(root, name, e) {
 		return
 	}
-	if s.beforeMove != nil {
-		s.beforeMove(e.Path)
-	}
-	if err := root.Rename(name, stale); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			e.Action, e.Reason = ActionOK, "already gone"
-			return
-		}
-		s.fail(e, "rename", err)
+	if !s.moveAside(e, func() error { return root.Rename(name, stale) }) {
 		return
 	}
-	if s.afterMove != nil {
-		s.afterMove(e.Path)
+	moved := movedFile{
+		stamp: func() (safefs.FileStamp, error) { return safefs.RootStamp(root, stale) },
+		read:  func() ([]byte, safefs.FileStamp, error) { return safefs.ReadRoot(root, stale, MaxRecordSize+1) },
+		where: func() string { return stale },
+		back:  func(n string) error { return moveNoReplace(root, stale, n) },
 	}
-	// The rename keeps the inode: an unchanged stamp proves nobody
-	// replaced or rewrote the file since it was judged, without reading it.
-	back := func(n string) error { return moveNoReplace(root, stale, n) }
-	st, err := safefs.RootStamp(root, stale)
-	if err == nil && !st.SameFile(e.stamp) || errors.Is(err, safefs.ErrNotRegular) {
-		s.putBack(e, name, stale, back)
+	if !s.provenAside(ctx, e, name, moved) {
 		return
-	}
-	if err != nil || !st.Same(e.stamp) {
-		now, _, err := safefs.ReadRoot(root, stale, MaxRecordSize+1)
-		if s.claimedSince(ctx, now, err, e) {
-			s.giveBack(e, name, stale, back)
-			return
-		}
 	}
 	if err := safefs.RemoveIn(root, stale); err != nil && !errors.Is(err, os.ErrNotExist) {
 		s.fail(e, "remove", err)
 		return
 	}
 	e.Action = ActionSwept
-}
-
-// replacedSuffix names where a file that took a judged file's name is
-// put when the name was taken once more: no sweep judges or removes it.
-const replacedSuffix = ".replaced"
-
-// keepAs gives a file back the name name with move, which never replaces
-// a file (it fails with os.ErrExist), or else the first free one of
-// name.replaced, name.replaced.1, ..., and returns the name it got.
-func keepAs(name string, move func(string) error) (string, error) {
-	if err := move(name); !errors.Is(err, os.ErrExist) {
-		return name, err
-	}
-	return firstFree(name+replacedSuffix, move)
-}
-
-// moveBack gives a file aside since its move (as aside) its name back
-// with move, which never replaces a file, or else the first free name
-// keepAs finds beside it, which no sweep judges or removes, and returns
-// the name it got. Where the file cannot be moved at all, the entry is an
-// error that says why it was to go back (why) and where it lies, and ok
-// is false: a later sweep takes it there for a leftover.
-func (s *Store) moveBack(e *judged, name, aside, why string, move func(dst string) error) (kept string, ok bool) {
-	kept, err := keepAs(name, move)
-	if err != nil {
-		s.fail(e, "put back", fmt.Errorf("%s, and it could not be moved back, so it is at %s: move it back by hand before a later sweep removes it as a leftover: %w", why, aside, err))
-		return "", false
-	}
-	return kept, true
-}
-
-// putBack moves back a file that took the name of the one judged between
-// its last check and its move aside: never judged, it is left for the
-// next sweep, as a file replaced before the check is, and the entry says
-// under which name.
-func (s *Store) putBack(e *judged, name, aside string, move func(dst string) error) {
-	kept, ok := s.moveBack(e, name, aside, "another file took its name just before it was moved aside", move)
-	if !ok {
-		return
-	}
-	e.Verdict, e.Action = procstate.Unknown, ActionKeep
-	e.Reason = "replaced by another file just before it was moved aside: put back, left alone for the next sweep"
-	if kept != name {
-		e.Reason = "replaced by another file just before it was moved aside, and its name taken again since: kept as " + kept
-	}
-}
-
-// giveBack moves back a file claimedSince gave back. A claim is never
-// deleted for want of its name: it was a live gateway's.
-func (s *Store) giveBack(e *judged, name, aside string, move func(dst string) error) {
-	if kept, ok := s.moveBack(e, name, aside, "changed since it was judged and to be given back", move); ok && kept != name {
-		e.Reason += "; its name was taken meanwhile, so it is kept as " + kept
-	}
-}
-
-// claimedSince looks again at the bytes now of a file that changed
-// between its judgement and its rename aside (err: they could not be
-// read): whether it must get its name back, because a gateway has just
-// claimed it, or because what it says now cannot be read as a record at
-// all. Those bytes were never judged: a claim caught mid-write (truncated,
-// half written), or beyond the MaxRecordSize read here (a long command
-// line), is no proof of a stale file, and the next sweep judges it whole.
-func (s *Store) claimedSince(ctx context.Context, now []byte, err error, e *judged) bool {
-	if err == nil && bytes.Equal(now, e.facts.data) || errors.Is(err, os.ErrNotExist) {
-		return false // unchanged after all, or gone: nothing to give back
-	}
-	var f fileFacts
-	if err == nil && len(now) <= MaxRecordSize {
-		f = recordFacts(now, time.Time{}, e.Kind == KindPIDFile, nil)
-	}
-	if err != nil || len(now) > MaxRecordSize || f.err != nil {
-		e.Verdict, e.Action = procstate.Unknown, ActionKeep
-		e.Reason = "rewritten since it was judged, into what cannot be read as a record: put back, left for the next sweep"
-		return true
-	}
-	// Whoever wrote it just now gets it back if it is a live gateway; the
-	// gateway.lock rule is left out, since it may be mid-claim.
-	rules := s.rules(ctx)
-	r := rules.runtimeRecord(f.rec)
-	if e.Kind == KindScopedLock {
-		r = rules.scopedRecord(f.rec)
-	}
-	if !r.keep {
-		return false
-	}
-	e.Record, e.Action, e.Reason = &f.rec.Record, ActionKeep, "claimed by a live gateway during the sweep"
-	e.Verdict = procstate.Alive
-	return true
 }
 
 func (s *Store) fail(e *judged, op string, err error) {
