@@ -1,8 +1,9 @@
 package lockstore
 
 // A judged file moved aside, and the proof that it is the file judged:
-// what every removal and quarantine of a sweep passes through between
-// its rename and its unlink.
+// what every removal (a sweep's or a release's) and every quarantine
+// passes through between its rename and its unlink or its new name
+// (moveJudged; a leftover, judged by age, is unlinked as it lies).
 
 import (
 	"bytes"
