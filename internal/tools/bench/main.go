@@ -51,7 +51,7 @@ func main() {
 	flag.IntVar(&c.powerRuns, "power-runs", 10, "power-loss recoveries to time")
 	flag.BoolVar(&c.goBench, "go-bench", true, "run the Go micro-benchmarks too")
 	flag.IntVar(&c.hangs, "hangs", 10, "hangs to catch for hang detection")
-	flag.StringVar(&c.only, "only", "", "run only this part (hang, flood; restart, scale, sweep and ab are printed only), print its section and put it into benchmarks.md in -out, keeping the other sections")
+	flag.StringVar(&c.only, "only", "", "run only this part (hang, flood; restart, phases, scale, sweep and ab are printed only), print its section and put it into benchmarks.md in -out, keeping the other sections")
 	flag.Func("against", "with -only ab: other hermes-supervisor binaries or wrapper scripts, comma-separated, each measured against -supervisor and the floor, killed in turn", func(v string) error {
 		for _, b := range strings.Split(v, ",") {
 			if b = strings.TrimSpace(b); b != "" {
@@ -98,7 +98,7 @@ func main() {
 			}
 		}
 	}
-	if c.only == "restart" || c.only == "scale" || c.only == "sweep" || c.only == "ab" {
+	if c.only == "restart" || c.only == "phases" || c.only == "scale" || c.only == "sweep" || c.only == "ab" {
 		// Printed, not spliced: these numbers belong beside the floor of
 		// the same run, which only a full run writes.
 		if err := printOnly(ctx, c); err != nil {
@@ -156,8 +156,17 @@ func printOnly(ctx context.Context, c config) error {
 		if r.breakdown, err = restartBreakdown(ctx, c, child); err != nil {
 			return err
 		}
+		if r.phases, err = traceRestarts(ctx, c, self, child); err != nil {
+			return err
+		}
 		r.restartSection(&b)
 		r.breakdownSection(&b)
+		r.phasesSection(&b)
+	case "phases":
+		if r.phases, err = traceRestarts(ctx, c, self, child); err != nil {
+			return err
+		}
+		r.phasesSection(&b)
 	case "scale":
 		if r.scale, err = scaleCost(ctx, c, child); err != nil {
 			return err
@@ -219,6 +228,12 @@ func run(ctx context.Context, c config) (*report, error) {
 	}
 	if err := step("restart breakdown", func() error {
 		r.breakdown, err = restartBreakdown(ctx, c, child)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := step("restart phases", func() error {
+		r.phases, err = traceRestarts(ctx, c, self, child)
 		return err
 	}); err != nil {
 		return nil, err

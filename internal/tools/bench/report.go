@@ -24,8 +24,9 @@ type report struct {
 	hang    hangResult
 	flood   floodResult
 	goBench string
-	// breakdown and scale: sections 1a and 8.
+	// breakdown, phases and scale: sections 1a, 1b and 8.
 	breakdown breakdownResult
+	phases    phasesResult
 	scale     scaleResult
 	steal     steal
 }
@@ -101,6 +102,7 @@ func (r *report) write(dir string) error {
 
 	r.restartSection(&b)
 	r.breakdownSection(&b)
+	r.phasesSection(&b)
 	r.sweepSection(&b)
 	p("\n![Sweep time against N, log-log](sweep-cost.svg)\n\n")
 	if u := r.unlink; u.files > 0 {

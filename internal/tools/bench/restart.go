@@ -33,6 +33,9 @@ type contender struct {
 	pidFile string
 	// keepLog: the supervisor's log is kept in the result.
 	keepLog bool
+	// beforeKill, when set, hears of each kill just before it is sent:
+	// the supervisor's pid and the child's.
+	beforeKill func(supervisor, child int)
 }
 
 type latency struct {
@@ -290,6 +293,9 @@ func startTrial(ctx context.Context, ct contender) (*trial, error) {
 func (t *trial) restart(ctx context.Context, gap time.Duration) error {
 	if err := sleep(ctx, gap-time.Since(t.up)); err != nil {
 		return err
+	}
+	if t.ct.beforeKill != nil {
+		t.ct.beforeKill(t.cmd.Process.Pid, t.pid)
 	}
 	t0 := time.Now()
 	if err := syscall.Kill(t.pid, syscall.SIGKILL); err != nil {
