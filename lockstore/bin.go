@@ -57,8 +57,8 @@ var workerBinName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCom
 // sweepBin is the bin as one sweep uses it.
 type sweepBin struct {
 	dir *safefs.Dir
-	rel string // its path in the lock dir, for messages
-	tag string // this sweep's suffix for the names it moves in
+	rel string    // its path in the lock dir, for messages
+	tag *sweepTag // this sweep's suffix for the names it moves in
 	log logfield.Logger
 	// workers are the bins of workers 1 to workerBins-1 as forWorker
 	// opened them, each used by its own goroutine alone: nil not yet
@@ -87,9 +87,25 @@ func newSweepBin(d *safefs.Dir, log logfield.Logger) *sweepBin {
 	if d == nil {
 		return nil
 	}
-	var tag [8]byte
-	_, _ = rand.Read(tag[:]) // never fails (crypto/rand)
-	return &sweepBin{dir: d, rel: binName, tag: hex.EncodeToString(tag[:]), log: log}
+	return &sweepBin{dir: d, rel: binName, tag: &sweepTag{}, log: log}
+}
+
+// sweepTag is one sweep's tag, drawn when its first file is moved, by
+// whichever of its goroutines moves first: most sweeps before a restart
+// move nothing, and the draw (a getrandom, and crypto/rand's generator run
+// cold) was one of the restart's costs before the fork.
+type sweepTag struct {
+	once sync.Once
+	hex  string
+}
+
+func (t *sweepTag) String() string {
+	t.once.Do(func() {
+		var b [8]byte
+		_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+		t.hex = hex.EncodeToString(b[:])
+	})
+	return t.hex
 }
 
 // forWorker returns the bin the sweep's goroutine k moves files into (see
@@ -137,7 +153,7 @@ func (b *sweepBin) aside(ld *safefs.Dir, name string) (*safefs.Dir, string) {
 	if b == nil {
 		return ld, name + ".stale"
 	}
-	return b.dir, name + "." + b.tag
+	return b.dir, name + "." + b.tag.String()
 }
 
 // placeOf is where a file moved aside as aside lies, relative to the lock

@@ -118,10 +118,7 @@ func (s *Store) Release(ctx context.Context, owner procstate.Identity) ([]Entry,
 		return safefs.ReadRoot(root, name, MaxRecordSize+1)
 	})
 	errs := []error{err, derr}
-	var bin *sweepBin
-	if len(js) > 0 {
-		bin = newSweepBin(dirs.bin, s.log) // a tag costs a getrandom: only for a file to move
-	}
+	bin := newSweepBin(dirs.bin, s.log)
 	defer bin.close()
 	es := make([]Entry, len(js))
 	for i := range js {

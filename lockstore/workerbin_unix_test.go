@@ -7,7 +7,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,7 +49,7 @@ func TestForWorkerGivesEachGoroutineABinOfItsOwn(t *testing.T) {
 		}
 		seen[w] = true
 		if w.tag != b.tag || w.rel != filepath.Join(binName, strconv.Itoa(k)) {
-			t.Errorf("worker %d: tag %q, at %q; want the sweep's tag %q, at %s/%d", k, w.tag, w.rel, b.tag, binName, k)
+			t.Errorf("worker %d: tag %v, at %q; want the sweep's tag %v, at %s/%d", k, w.tag, w.rel, b.tag, binName, k)
 		}
 		if again := b.forWorker(k); again != w {
 			t.Errorf("worker %d: asked again, another bin", k)
@@ -213,4 +215,42 @@ func sweepOnFourWorkers(t *testing.T, s *Store, l Layout, id procstate.Identity)
 		t.Fatal(err)
 	}
 	return es, n
+}
+
+// TestSweepTagIsDrawnOnceOnFirstMove: a sweep that moves nothing draws no
+// tag (the draw was on every restart's path), and the goroutines of one
+// that does all move under the one tag, drawn by whichever moves first.
+func TestSweepTagIsDrawnOnceOnFirstMove(t *testing.T) {
+	s, _ := newStore(t)
+	b := openTestBin(t, s)
+	if b.tag.hex != "" {
+		t.Fatalf("tag %q drawn before any file was moved", b.tag.hex)
+	}
+	names := make(chan string, workerBins)
+	var wg sync.WaitGroup
+	for k := range workerBins {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, name := b.forWorker(k).aside(nil, "x.lock")
+			names <- name
+		}()
+	}
+	wg.Wait()
+	close(names)
+	first := ""
+	for n := range names {
+		if first == "" {
+			first = n
+		}
+		if n != first {
+			t.Errorf("goroutines moved under two tags: %q and %q", first, n)
+		}
+	}
+	if !regexp.MustCompile(`^x\.lock\.[0-9a-f]{16}$`).MatchString(first) {
+		t.Errorf("moved as %q, want x.lock and a 16-hex-digit tag", first)
+	}
+	if _, other := openTestBin(t, s).aside(nil, "x.lock"); other == first {
+		t.Errorf("two sweeps drew the same tag %q", other)
+	}
 }
