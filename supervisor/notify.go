@@ -135,10 +135,36 @@ func (notifyRejected) isEvent() {}
 // extends and the waiter re-arms, and only a deadline that passed with no
 // keep-alive becomes an event. An idle supervisor then wakes once per
 // keep-alive, in one thread (docs/benchmarks.md §6).
+//
+// A keep-alive is kept as its time since base, a reading of the clock that
+// carries the monotonic clock, and compared by that alone. Kept as a wall
+// time (UnixNano) it was compared by the wall clock, which NTP or an
+// operator may step by hours while the gateway runs (a Raspberry Pi, with
+// no clock of its own, steps by the time it was off): stepped forward past
+// the deadline, the next re-arm judged a gateway that kept pinging hung and
+// killed it; stepped back, a gateway that did hang went unjudged for as long.
 type keepAlives struct {
 	armed    atomic.Bool
 	interval atomic.Int64 // the deadline, as a time.Duration
-	last     atomic.Int64 // UnixNano of the last bare WATCHDOG=1
+	since    atomic.Int64 // the last bare WATCHDOG=1 as time since base, plus one; 0 for none
+	base     time.Time
+}
+
+func newKeepAlives(base time.Time) *keepAlives { return &keepAlives{base: base} }
+
+// record notes a bare keep-alive that came at t.
+func (ka *keepAlives) record(t time.Time) {
+	ka.since.Store(int64(max(t.Sub(ka.base), 0)) + 1)
+}
+
+// lastAt returns the last bare keep-alive, a time that carries base's
+// monotonic reading; false before the first.
+func (ka *keepAlives) lastAt() (time.Time, bool) {
+	n := ka.since.Load()
+	if n == 0 {
+		return time.Time{}, false
+	}
+	return ka.base.Add(time.Duration(n - 1)), true
 }
 
 // keepAliveMissed reports that the alarm fired with no keep-alive in the
@@ -188,7 +214,7 @@ func readNotify(l *sdnotify.Listener, run runner, root int, events chan<- event,
 			continue
 		}
 		if m.bareKeepAlive() && ka.armed.Load() {
-			ka.last.Store(now().UnixNano())
+			ka.record(now())
 			alarm.Extend(time.Duration(ka.interval.Load()))
 			continue
 		}
@@ -205,8 +231,8 @@ func readNotify(l *sdnotify.Listener, run runner, root int, events chan<- event,
 // knows the keep-alives that came as events, and decides.
 func waitDeadline(alarm *alarm.Alarm, run runner, events chan<- event, stop <-chan struct{}, ka *keepAlives, now func() time.Time) {
 	for alarm.Wait() == nil {
-		if last, iv := ka.last.Load(), time.Duration(ka.interval.Load()); ka.armed.Load() && last != 0 {
-			if left := time.Unix(0, last).Add(iv).Sub(now()); left > 0 {
+		if last, ok := ka.lastAt(); ok && ka.armed.Load() {
+			if left := last.Add(time.Duration(ka.interval.Load())).Sub(now()); left > 0 {
 				alarm.Reset(left)
 				continue
 			}

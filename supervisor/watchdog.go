@@ -176,8 +176,8 @@ func (w *watchdog) close(e *Exit) {
 func (w *watchdog) lastKeepAlive() time.Time {
 	last := w.last
 	if w.ka != nil {
-		if n := w.ka.last.Load(); n != 0 && time.Unix(0, n).After(last) {
-			last = time.Unix(0, n)
+		if t, ok := w.ka.lastAt(); ok && t.After(last) {
+			last = t
 		}
 	}
 	return last
@@ -422,7 +422,9 @@ func (w *watchdog) describe(c *Child) {
 		st.ExitBy = &t
 	}
 	if w.armed {
-		t := w.lastKeepAlive()
+		// Said as the wall clock reads now, however it was stepped since.
+		now := w.clock.Now()
+		t := now.Add(-now.Sub(w.lastKeepAlive())).Round(0)
 		st.LastKeepAlive = &t
 	}
 	c.Watchdog = st

@@ -18,7 +18,7 @@ import (
 // open prepares the notify socket of the next start and returns what the
 // gateway's environment gains from it.
 func (w *watchdog) open() []string {
-	w.watch = watch{interval: w.keepAliveDeadline(), ka: &keepAlives{}}
+	w.watch = watch{interval: w.keepAliveDeadline(), ka: newKeepAlives(w.clock.Now())}
 	w.ka.interval.Store(int64(w.watch.interval))
 	l, alarm, err := w.takeSpare()
 	if err != nil {

@@ -201,3 +201,38 @@ func TestExitReasonCountsAsFailure(t *testing.T) {
 		t.Fatalf("decision %+v, streak %d", d, h.Streak)
 	}
 }
+
+// TestKeepAlivesAreComparedByTheMonotonicClock: the keep-alives the reader
+// records reach the deadline arithmetic as times that carry the monotonic
+// clock, so a step of the wall clock (NTP, an operator, a Raspberry Pi
+// setting its clock at boot) neither makes a gateway that keeps pinging
+// look hung nor hides one that hung. No test may step the host's wall
+// clock; time.Time's String names a monotonic reading ("m=±…") when the
+// time carries one, which a time rebuilt from UnixNano, as before, did not.
+func TestKeepAlivesAreComparedByTheMonotonicClock(t *testing.T) {
+	w := &watchdog{clock: SystemClock{}}
+	w.watch = watch{ka: newKeepAlives(w.clock.Now())}
+	if _, ok := w.ka.lastAt(); ok {
+		t.Fatal("a keep-alive before any was recorded")
+	}
+	at := w.clock.Now()
+	w.ka.record(at)
+	got := w.lastKeepAlive()
+	if !strings.Contains(got.String(), " m=") {
+		t.Fatalf("last keep-alive %v carries no monotonic reading: it would be compared by the wall clock", got)
+	}
+	if d := got.Sub(at); d != 0 {
+		t.Fatalf("last keep-alive is %s off the one recorded", d)
+	}
+
+	// With a clock of the tests' own (no monotonic reading), the same
+	// arithmetic on its readings.
+	base := time.Date(2026, 12, 8, 1, 0, 0, 0, time.UTC)
+	ka := newKeepAlives(base)
+	for _, after := range []time.Duration{0, time.Nanosecond, 5 * time.Second, 90 * time.Minute} {
+		ka.record(base.Add(after))
+		if got, ok := ka.lastAt(); !ok || !got.Equal(base.Add(after)) {
+			t.Errorf("recorded %s after base, read back %v (%v)", after, got, ok)
+		}
+	}
+}
