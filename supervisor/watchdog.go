@@ -99,6 +99,11 @@ type watch struct {
 	extendTo time.Time // EXTEND_TIMEOUT_USEC while starting
 	pidSeen  time.Time // gateway.pid first named our child
 	beat     bool      // the heartbeat file named our child
+	// begun is when the watch of this start began; beatAt, beatSince and
+	// beatRead are the heartbeat's updated_at as last read, when it was
+	// written by the monotonic clock (as near as the reads tell), and
+	// when it was last read: see beatAge.
+	begun, beatAt, beatSince, beatRead time.Time
 	// A gateway that says STOPPING=1 on its own (at saidStop) is taken
 	// down if it still runs at exitBy, which EXTEND_TIMEOUT_USEC may move
 	// up to exitCeiling: systemd gives such a service TimeoutStopSec, as
@@ -139,7 +144,7 @@ func (w *watchdog) keepAliveDeadline() time.Duration {
 // started begins listening to the gateway just started as pid; what it
 // hears reaches the loop through events.
 func (w *watchdog) started(r runner, pid int, events chan<- event) {
-	w.pid = pid
+	w.pid, w.begun = pid, w.clock.Now()
 	if w.sock != nil {
 		go readNotify(w.sock, r, pid, events, w.stop, w.ka, w.alarm, w.clock.Now, w.log)
 		go waitDeadline(w.alarm, r, events, w.stop, w.ka, w.clock.Now)
@@ -372,7 +377,7 @@ func (w *watchdog) checked() watchAction {
 					zap.String("file", heartbeatPath(w.home)), zap.Duration("hang_after", w.hangAfter))
 				a.publish = true
 			}
-			if age := w.clock.Now().Sub(hb.UpdatedAt); age >= w.hangAfter {
+			if age := w.beatAge(w.clock.Now(), hb.UpdatedAt); age >= w.hangAfter {
 				a.hung = fmt.Sprintf("heartbeat not updated for %s", age.Round(time.Second))
 				return a
 			}
@@ -380,6 +385,30 @@ func (w *watchdog) checked() watchAction {
 	}
 	w.rearm()
 	return a
+}
+
+// beatAge is how long Hermes' heartbeat has not moved, by the monotonic
+// clock. Its updated_at is a wall time, and NTP or an operator may step
+// the wall clock by hours between Hermes' write and our read (a Raspberry
+// Pi, which has no clock of its own, steps at boot by the time it was
+// off): measured by the wall clock, a step forward made a gateway that kept
+// beating hung, and a step back hid one that hung. So the file's own age
+// counts only when updated_at changes, bounded by the time since our last
+// read (it was written since), or since the watch began at the first read
+// (the gateway it names was not running before); from then on the
+// heartbeat ages by our own clock until it changes again.
+func (w *watchdog) beatAge(now, updated time.Time) time.Duration {
+	if w.beatRead.IsZero() || !updated.Equal(w.beatAt) {
+		since := w.begun
+		if !w.beatRead.IsZero() {
+			since = w.beatRead
+		}
+		// updated carries no monotonic reading: this Sub is by the wall clock.
+		age := min(max(now.Sub(updated), 0), max(now.Sub(since), 0))
+		w.beatAt, w.beatSince = updated, now.Add(-age)
+	}
+	w.beatRead = now
+	return now.Sub(w.beatSince)
 }
 
 // readyDeadline is when a gateway started at begun counts as running

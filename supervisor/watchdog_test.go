@@ -236,3 +236,42 @@ func TestKeepAlivesAreComparedByTheMonotonicClock(t *testing.T) {
 		}
 	}
 }
+
+// TestHeartbeatAgesByTheMonotonicClock: Hermes' heartbeat says when it was
+// written by the wall clock, which may have been stepped (NTP, an operator,
+// a Raspberry Pi setting its clock at boot) between that write and our
+// read. Our readings carry the monotonic clock; the file's updated_at is
+// set below as a wall clock stepped by hours would make it look.
+func TestHeartbeatAgesByTheMonotonicClock(t *testing.T) {
+	begun := time.Now() // carries a monotonic reading, as SystemClock's do
+	w := &watchdog{}
+	w.begun = begun
+	at := func(d time.Duration) time.Time { return begun.Add(d) }
+	wall := func(d time.Duration) time.Time { return begun.Add(d).Round(0) } // a time read from a file
+	steps := []struct {
+		what    string
+		now     time.Time
+		updated time.Time
+		want    time.Duration
+	}{
+		{"first read, written 2 s ago", at(10 * time.Second), wall(8 * time.Second), 2 * time.Second},
+		{"unchanged 20 s later", at(30 * time.Second), wall(8 * time.Second), 22 * time.Second},
+		{"written again, just before the wall clock stepped 5 h forward", at(40 * time.Second), wall(40*time.Second - 5*time.Hour), 10 * time.Second},
+		{"unchanged since", at(45 * time.Second), wall(40*time.Second - 5*time.Hour), 15 * time.Second},
+		{"written after the wall clock stepped 5 h back", at(50 * time.Second), wall(50*time.Second + 5*time.Hour), 0},
+		{"and then never again: it ages by our clock", at(50*time.Second + 10*time.Minute), wall(50*time.Second + 5*time.Hour), 10 * time.Minute},
+	}
+	for _, s := range steps {
+		if got := w.beatAge(s.now, s.updated); got != s.want {
+			t.Errorf("%s: age %s, want %s", s.what, got, s.want)
+		}
+	}
+
+	// A heartbeat left by an earlier gateway whose pid ours reuses is no
+	// older, at its first read, than the watch of ours.
+	w = &watchdog{}
+	w.begun = begun
+	if got := w.beatAge(at(3*time.Second), wall(-3*time.Hour)); got != 3*time.Second {
+		t.Errorf("a 3 h old heartbeat naming our pid, read 3 s into our start: age %s, want 3s", got)
+	}
+}
