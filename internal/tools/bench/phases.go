@@ -57,14 +57,13 @@ func traceRestarts(ctx context.Context, c config, self, child string) (phasesRes
 			return phasesResult{skipped: "this kernel has no " + e + " trace event"}, nil
 		}
 	}
-	renames := 0
+	required := len(events)
 	for _, e := range []string{"syscalls:sys_enter_renameat", "syscalls:sys_enter_renameat2"} {
 		if strings.Contains(string(avail), e+"\n") {
 			events = append(events, e)
-			renames++
 		}
 	}
-	if renames == 0 {
+	if len(events) == required {
 		return phasesResult{skipped: "this kernel has no renameat trace event"}, nil
 	}
 	// Only the bench and what it starts are traced: event-fork adds each
@@ -99,13 +98,19 @@ func traceRestarts(ctx context.Context, c config, self, child string) (phasesRes
 	defer marker.Close()
 	hs := contender{name: "hermes-supervisor", cmd: supervised(c, c.supervisor, child)}
 	cts := []contender{floorContender(self, child), hs}
+	var markErr error
 	for i := range cts {
 		cts[i].beforeKill = func(supervisor, pid int) {
-			fmt.Fprintf(marker, "%s %d %d %d\n", killMarker, i, supervisor, pid)
+			if _, err := fmt.Fprintf(marker, "%s %d %d %d\n", killMarker, i, supervisor, pid); err != nil && markErr == nil {
+				markErr = err
+			}
 		}
 	}
 	if _, err := measureInTurn(ctx, c, cts); err != nil {
 		return phasesResult{}, err
+	}
+	if markErr != nil {
+		return phasesResult{}, fmt.Errorf("mark a kill in the trace: %w", markErr)
 	}
 	if err := ft.write("tracing_on", "0"); err != nil {
 		return phasesResult{}, err
@@ -119,12 +124,21 @@ func traceRestarts(ctx context.Context, c config, self, child string) (phasesRes
 	if err != nil {
 		return phasesResult{}, err
 	}
-	r := phasesResult{samples: map[string][]phaseSample{}}
-	for i, ct := range cts {
-		r.rows = append(r.rows, ct.name)
-		r.samples[ct.name] = byRow[i]
+	return phasesOf(byRow, []string{cts[0].name, cts[1].name}), nil
+}
+
+// phasesOf names parsePhases' rows; a row the trace holds no whole
+// restart of leaves the section not measured, rather than a table of
+// medians of nothing.
+func phasesOf(byRow map[int][]phaseSample, names []string) phasesResult {
+	r := phasesResult{rows: names, samples: map[string][]phaseSample{}}
+	for i, name := range names {
+		if len(byRow[i]) == 0 {
+			return phasesResult{skipped: "the trace held no whole restart of " + name}
+		}
+		r.samples[name] = byRow[i]
 	}
-	return r, nil
+	return r
 }
 
 func (r *report) phasesSection(b *strings.Builder) {

@@ -21,7 +21,7 @@ type traceEvent struct {
 	tid, tgid int
 	cpu       int
 	kind      eventKind
-	a, b      int // exit: pid; fork: child; exec: pid; switch: prev, next; marker: row, supervisor
+	a, b      int // fork: child; exec: pid; switch: prev, next; marker: row, supervisor
 	c         int // marker: the child killed
 }
 
@@ -259,7 +259,7 @@ func parseTraceLine(line string) (traceEvent, bool) {
 			}
 		}
 	case name == "sched_process_exit:":
-		e.kind, e.a = evExit, field(body, " pid=")
+		e.kind = evExit // judged by its task's thread group
 	case name == "sched_process_fork:":
 		e.kind, e.a = evFork, field(body, "child_pid=")
 	case name == "sched_process_exec:":

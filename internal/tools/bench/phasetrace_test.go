@@ -101,3 +101,14 @@ func TestParseTraceLine(t *testing.T) {
 		}
 	}
 }
+
+func TestPhasesOfARowWithNoWholeRestartIsNotMeasured(t *testing.T) {
+	names := []string{"floor", "hermes-supervisor"}
+	one := []phaseSample{{cpu: time.Microsecond}}
+	if r := phasesOf(map[int][]phaseSample{0: one, 1: one}, names); r.skipped != "" || len(r.samples["hermes-supervisor"]) != 1 {
+		t.Fatalf("both rows traced: %+v", r)
+	}
+	if r := phasesOf(map[int][]phaseSample{0: one}, names); !strings.Contains(r.skipped, "hermes-supervisor") {
+		t.Fatalf("no restart of hermes-supervisor traced, yet skipped is %q", r.skipped)
+	}
+}
